@@ -1,0 +1,73 @@
+"""cardzoo environments: four card games as PettingZoo AEC envs with action masks.
+
+    import envs
+    env = envs.make("neu", num_players=4)      # same as envs.neu_v0.env(num_players=4)
+
+Each game is a rules engine (`envs/<game>.py`, no PettingZoo import) plus a
+thin shim `envs/<game>_v0.py` whose docstring is its documentation page.
+Importing this package registers every env with PettingZoo's registry, so
+``pettingzoo.make("aec", "cardzoo/neu-v0")`` works too.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from types import ModuleType
+from typing import Any
+
+# name -> shim module; the order is the order of RULES.md.
+GAMES: dict[str, str] = {
+    "not_for_me": "envs.not_for_me_v0",
+    "deadfall": "envs.deadfall_v0",
+    "neu": "envs.neu_v0",
+    "not_your_mas_jong": "envs.not_your_mas_jong_v0",
+}
+
+
+def module(name: str) -> ModuleType:
+    """The `<game>_v0` module of a game; ValueError names the valid games."""
+    if name not in GAMES:
+        raise ValueError(f"unknown game {name!r}; valid games: {', '.join(available_games())}")
+    try:
+        return importlib.import_module(GAMES[name])
+    except ModuleNotFoundError as e:
+        if e.name == GAMES[name]:
+            raise ValueError(f"game {name!r} is not implemented yet; available: {', '.join(available_games())}") from None
+        raise
+
+
+def available_games() -> list[str]:
+    """Games whose shim module exists in this checkout."""
+    found = []
+    for name, mod in GAMES.items():
+        if importlib.util.find_spec(mod) is not None:
+            found.append(name)
+    return found
+
+
+def make(name: str, **kwargs: Any):
+    """`envs.make("neu", num_players=4, render_mode=None, **rule_options)` -> wrapped env."""
+    return module(name).env(**kwargs)
+
+
+def make_raw(name: str, **kwargs: Any):
+    return module(name).raw_env(**kwargs)
+
+
+def _register() -> None:
+    try:
+        import pettingzoo
+    except ImportError:  # pragma: no cover - pettingzoo is a dependency
+        return
+    register = getattr(pettingzoo, "register", None)
+    if register is None:  # PettingZoo before the registry (< 1.25)
+        return
+    registry = getattr(pettingzoo, "aec_registry", {})
+    for name, mod in GAMES.items():
+        env_id = f"cardzoo/{name}-v0"
+        if env_id not in registry:
+            register("aec", env_id, entry_point=f"{mod}:env")
+
+
+_register()

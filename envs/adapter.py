@@ -1,0 +1,293 @@
+"""The one PettingZoo AEC adapter: any `envs.engine.Engine` becomes an environment.
+
+Rules live only in the engine. This module owns what every env shares:
+agents and spaces, masks, the AEC bookkeeping (rewards, cumulative rewards,
+terminations, the None-step of terminated agents), infos, rendering and the
+checks on bad input.
+
+`env()` and `raw_env` differ only in what happens on a masked-out action:
+
+* ``raw_env`` raises ``ValueError`` (a bug in the caller, not a game event);
+* ``env()`` follows PettingZoo classic's ``TerminateIllegalWrapper``: the game
+  ends for everyone, the offender gets reward -1, the others 0, and every
+  ``infos[agent]["illegal_move"]`` names the offender.
+
+Both check call order (``reset`` first) and the action's type and range with
+plain ``if`` tests instead of PettingZoo's three wrapper layers, which cost
+about 40 us a step; ``tests/test_api_contract.py`` checks that the guarantees hold.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.logger import warn
+from pettingzoo import AECEnv
+
+from envs.engine import Engine, zero_sum_rewards
+
+RENDER_MODES = ("human", "ansi")
+
+
+class CardGameEnv(AECEnv):
+    """Generic AEC environment around a rules engine (set `engine_cls` in a subclass)."""
+
+    engine_cls: type[Engine] = Engine
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "name": "card_game", "is_parallelizable": False}
+    illegal_move = "raise"  # env() switches this to "penalise"
+
+    def __init__(self, num_players: int | None = None, render_mode: str | None = None, **rule_options: Any):
+        super().__init__()
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be one of {RENDER_MODES} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.game = self.engine_cls(num_players, **rule_options)
+        n = self.game.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
+        game = self.game
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(game.obs_low, game.obs_high, (game.obs_size,), np.float32),
+                "action_mask": spaces.Box(0, 1, (game.num_actions,), np.int8),
+            }
+        )
+        act_space = spaces.Discrete(game.num_actions)
+        # One shared object per agent, so the same object comes back on every call.
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: act_space for a in self.possible_agents}
+        self.state_space = spaces.Box(game.obs_low, game.obs_high, (game.state_size,), np.float32)
+        self._no_moves = np.zeros(game.num_actions, np.int8)
+        self._rng: np.random.Generator | None = None
+        self._has_reset = False
+
+    # -- spaces ------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # -- reset -------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        deal = None
+        if options is not None:
+            if not isinstance(options, dict):
+                raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
+            unknown = sorted(map(str, set(options) - {"deal"}))
+            if unknown:
+                # PettingZoo's api_test passes made-up options and expects them
+                # to be accepted, so unknown keys warn instead of raising.
+                warn(f"ignoring unknown reset option(s) {unknown}; the only reset option is 'deal'")
+            deal = options.get("deal")
+        if seed is not None or self._rng is None:
+            # reset() without a seed keeps drawing from the same stream, so a
+            # seeded env gives a reproducible sequence of games.
+            if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+                raise ValueError(f"seed must be an integer or None, got {seed!r}")
+            self._rng = np.random.default_rng(seed)
+        self.game.reset(self._rng, deal)
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._rewards_dirty = False
+        self._infos_dirty = False
+        self._has_reset = True
+        self._select_next()
+
+    # -- observation -------------------------------------------------------
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if not self._has_reset:
+            raise RuntimeError("call reset() before observe()")
+        game = self.game
+        seat = self._seat[agent]
+        if seat == game.current_player and not game.game_over and not self.terminations.get(agent, True):
+            mask = game.legal_mask().copy()
+        else:
+            mask = self._no_moves.copy()
+        return {"observation": game.observe(seat), "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        if not self._has_reset:
+            raise RuntimeError("call reset() before state()")
+        return self.game.state()
+
+    # -- step --------------------------------------------------------------
+    def step(self, action: Any) -> None:
+        if not self._has_reset:
+            raise RuntimeError("call reset() before step()")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._dead_step(action)
+            return
+        a = self._check_action(action)
+        game = self.game
+        if self._rewards_dirty:
+            for k in self.rewards:
+                self.rewards[k] = 0.0
+            self._rewards_dirty = False
+        if not game.legal_mask()[a]:
+            if self.illegal_move == "raise":
+                raise ValueError(
+                    f"illegal move {a} ({game.action_name(a, game.current_player)!r}) for {agent}; "
+                    f"legal: {[game.action_name(int(i), game.current_player) for i in np.flatnonzero(game.legal_mask())]}"
+                )
+            self._penalise_illegal(agent)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        event = game.step(a)
+        if event is not None:
+            self._score(event)
+        elif self._infos_dirty:
+            self.infos = {k: {} for k in self.agents}
+            self._infos_dirty = False
+        if game.game_over:
+            self._finish()
+        else:
+            out = game.out
+            for k in self.agents:
+                if out[self._seat[k]]:
+                    self.terminations[k] = True
+        self._select_next()
+        if self.render_mode == "human":
+            self.render()
+
+    def _check_action(self, action: Any) -> int:
+        n = self.game.num_actions
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+                action = int(action)
+            else:
+                raise TypeError(f"action must be an integer in [0, {n}), got {action!r} ({type(action).__name__})")
+        if not 0 <= action < n:
+            raise ValueError(f"action {action} is outside the action space [0, {n})")
+        return int(action)
+
+    def _score(self, event) -> None:
+        rewards = zero_sum_rewards(event)
+        scores = self.game.scores
+        info = dict(event.details)
+        info["score_changes"] = {a: int(event.deltas[i]) for i, a in enumerate(self.possible_agents)}
+        info["scores"] = {a: int(scores[i]) for i, a in enumerate(self.possible_agents)}
+        for k in self.agents:
+            r = rewards[self._seat[k]]
+            self.rewards[k] = r
+            self._cumulative_rewards[k] += r
+            self.infos[k] = dict(info)
+        self._rewards_dirty = True
+        self._infos_dirty = True
+
+    def _finish(self) -> None:
+        ranks = self.game.ranks()
+        final = {
+            "final_ranks": {a: int(ranks[i]) for i, a in enumerate(self.possible_agents)},
+            "final_scores": {a: int(self.game.scores[i]) for i, a in enumerate(self.possible_agents)},
+        }
+        for k in self.agents:
+            self.terminations[k] = True
+            self.infos[k] = {**self.infos[k], **final}
+        self._infos_dirty = True
+
+    def _penalise_illegal(self, agent: str) -> None:
+        # PettingZoo classic's TerminateIllegalWrapper convention.
+        warn(f"{agent} made an illegal move; the game ends and {agent} gets -1.")
+        self._cumulative_rewards[agent] = 0.0
+        for k in self.agents:
+            r = -1.0 if k == agent else 0.0
+            self.rewards[k] = r
+            self._cumulative_rewards[k] += r
+            self.terminations[k] = True
+            self.infos[k] = {"illegal_move": agent}
+        self._rewards_dirty = True
+        self._infos_dirty = True
+        self.game.game_over = True
+        self._select_next()
+
+    def _dead_step(self, action: Any) -> None:
+        if action is not None:
+            raise ValueError(f"{self.agent_selection} is terminated: the only valid action is None")
+        agent = self.agent_selection
+        for d in (self.terminations, self.truncations, self.rewards, self._cumulative_rewards, self.infos):
+            del d[agent]
+        self.agents.remove(agent)
+        for k in self.rewards:
+            self.rewards[k] = 0.0
+        self._select_next()
+
+    def _select_next(self) -> None:
+        # Terminated agents step (with None) before play goes on, the PettingZoo way.
+        for k in self.agents:
+            if self.terminations[k]:
+                self.agent_selection = k
+                return
+        if self.agents:
+            self.agent_selection = self.possible_agents[self.game.current_player]
+
+    # -- names, rendering ----------------------------------------------------
+    def _seat_of(self, agent: str | None) -> int:
+        if agent is None:
+            return self.game.current_player
+        if agent not in self._seat:
+            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
+        return self._seat[agent]
+
+    def action_name(self, action: int, agent: str | None = None) -> str:
+        """Readable name of an action for `agent` (default: the agent to act)."""
+        a = self._check_action(action)
+        return self.game.action_name(a, self._seat_of(agent))
+
+    def action_from_name(self, name: str, agent: str | None = None) -> int:
+        """Inverse of `action_name`."""
+        return self.game.action_from_name(name, self._seat_of(agent))
+
+    def legal_action_names(self) -> list[str]:
+        seat = self.game.current_player
+        return [self.game.action_name(int(a), seat) for a in np.flatnonzero(self.game.legal_mask())]
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'")
+            return None
+        if not self._has_reset:
+            raise RuntimeError("call reset() before render()")
+        text = self.game.render()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def make_env_api(engine_cls: type[Engine], module: str, doc: str | None = None):
+    """Build the `raw_env` class and `env()` function of a `<game>_v0` shim.
+
+    `module` is the shim's ``__name__``, so that envs pickle and copy by reference.
+    """
+    name = f"{engine_cls.game_name}_v0"
+    raw = type(
+        "raw_env",
+        (CardGameEnv,),
+        {
+            "engine_cls": engine_cls,
+            "metadata": {"render_modes": list(RENDER_MODES), "name": name, "is_parallelizable": False},
+            "__doc__": doc,
+            "__module__": module,
+            "__qualname__": "raw_env",
+        },
+    )
+
+    def env(num_players: int | None = None, render_mode: str | None = None, **rule_options: Any) -> CardGameEnv:
+        e = raw(num_players=num_players, render_mode=render_mode, **rule_options)
+        e.illegal_move = "penalise"
+        return e
+
+    env.__doc__ = doc
+    env.__module__ = module
+    return raw, env

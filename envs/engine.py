@@ -1,0 +1,203 @@
+"""What every rules engine in cardzoo provides, and the helpers they share.
+
+A rules engine knows one game and nothing about PettingZoo. The shared adapter
+(`envs.adapter.CardGameEnv`) turns any engine into an AEC environment, so a new
+game is a new `Engine` subclass plus a short `<game>_v0.py` shim.
+
+An engine is a plain object:
+
+* ``__init__(num_players=None, **rule_options)`` checks its options and raises
+  ``ValueError`` naming the valid choices.
+* ``reset(rng, deal=None)`` starts a new game from a ``numpy.random.Generator``;
+  ``deal`` (optional) fixes the first round, see each game's docstring.
+* ``current_player`` is the seat that must act; ``game_over`` says the game
+  ended; ``out[seat]`` says a seat was eliminated before the end (Neu).
+* ``legal_mask()`` is an int8 vector over the fixed action space for
+  ``current_player``.
+* ``step(action)`` applies a *legal* action and returns a `ScoreEvent` when
+  scores changed (or a round ended) and ``None`` otherwise.
+* ``observe(seat)`` / ``state()`` build float32 vectors of fixed size
+  ``obs_size`` / ``state_size``: what that seat may know, and everything.
+* ``action_name(action, seat)`` / ``action_from_name(name, seat)`` translate.
+* ``render()`` returns the table as text; ``ranks()`` the final ranks.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable, NamedTuple, Sequence
+
+import numpy as np
+
+
+class ScoreEvent(NamedTuple):
+    """A change of scores (RULES.md, "Scores and rewards")."""
+
+    deltas: Sequence[int]  # raw score change per seat
+    players: Sequence[bool]  # seats still in the game at this event
+    details: dict[str, Any]  # public facts about the event, copied into infos
+
+
+def zero_sum_rewards(event: ScoreEvent) -> list[float]:
+    """Each taking part gets its own change minus the mean change of those taking part.
+
+    RULES.md [D]: rewards sum to zero at every event; seats not in the game get 0.
+    """
+    taking_part = [d for d, p in zip(event.deltas, event.players) if p]
+    mean = sum(taking_part) / len(taking_part) if taking_part else 0.0
+    return [float(d - mean) if p else 0.0 for d, p in zip(event.deltas, event.players)]
+
+
+def ranks_from_keys(keys: Sequence[Any]) -> list[int]:
+    """Competition ranks (1 = best) from sort keys where larger is better; ties share."""
+    return [1 + sum(1 for other in keys if other > k) for k in keys]
+
+
+class Engine:
+    """Base class: the declarative facts about a game plus shared plumbing."""
+
+    game_name = ""
+    min_players = 2
+    max_players = 7
+    default_players = 4
+    # Observation values are raw counts/totals; these bound the Box space.
+    obs_low = -1e6
+    obs_high = 1e6
+
+    num_players: int
+    num_actions: int
+    obs_size: int
+    state_size: int
+    current_player: int
+    game_over: bool
+    out: list[bool]
+    scores: list[int]
+
+    def __init__(self, num_players: int | None = None, **rule_options: Any) -> None:
+        if num_players is None:
+            num_players = self.default_players
+        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
+            raise ValueError(
+                f"{self.game_name}: num_players must be an integer from "
+                f"{self.min_players} to {self.max_players}, got {num_players!r}"
+            )
+        if not self.min_players <= num_players <= self.max_players:
+            raise ValueError(
+                f"{self.game_name}: num_players must be from {self.min_players} to "
+                f"{self.max_players}, got {num_players}"
+            )
+        self.num_players = int(num_players)
+        self.options = self.parse_options(rule_options)
+
+    # -- rule options -----------------------------------------------------
+    # Subclasses list their options as {name: (default, check, description)};
+    # check(value) returns True when the value is valid.
+    OPTIONS: dict[str, tuple[Any, Callable[[Any], bool], str]] = {}
+
+    def default_for(self, name: str) -> Any:
+        """Default value of an option; subclasses override for defaults that depend on players."""
+        return self.OPTIONS[name][0]
+
+    def parse_options(self, given: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(given) - set(self.OPTIONS))
+        if unknown:
+            valid = ", ".join(sorted(self.OPTIONS)) or "none"
+            raise ValueError(
+                f"{self.game_name}: unknown rule option(s) {', '.join(unknown)}; "
+                f"valid options: {valid}"
+            )
+        options = {}
+        for name, (_, check, description) in self.OPTIONS.items():
+            value = given.get(name, None)
+            if value is None:
+                value = self.default_for(name)
+            try:
+                ok = check(value)
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ValueError(
+                    f"{self.game_name}: bad rule option {name}={value!r}; expected {description}"
+                )
+            options[name] = value
+        return options
+
+    # -- interface every engine implements ------------------------------
+    def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
+        raise NotImplementedError
+
+    def legal_mask(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def step(self, action: int) -> ScoreEvent | None:
+        raise NotImplementedError
+
+    def observe(self, seat: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def state(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def action_name(self, action: int, seat: int) -> str:
+        raise NotImplementedError
+
+    def action_from_name(self, name: str, seat: int) -> int:
+        """Inverse of `action_name`, by search over the fixed action space."""
+        wanted = " ".join(str(name).lower().split())
+        for a in range(self.num_actions):
+            if self.action_name(a, seat).lower() == wanted:
+                return a
+        examples = ", ".join(repr(self.action_name(a, seat)) for a in range(min(4, self.num_actions)))
+        raise ValueError(f"{self.game_name}: unknown action name {name!r}; names look like {examples}")
+
+    def render(self) -> str:
+        raise NotImplementedError
+
+    def ranks(self) -> list[int]:
+        """Final rank per seat, 1 = best, ties share (default: by score)."""
+        return ranks_from_keys(self.scores)
+
+    # -- shared helpers ----------------------------------------------------
+    def relative(self, seat: int, other: int) -> int:
+        """Seat `other` as seen from `seat`: 0 = self, 1 = next clockwise, ..."""
+        return (other - seat) % self.num_players
+
+
+# -- stacked deals ------------------------------------------------------------
+
+
+def parse_cards(cards: Any, parse_one: Callable[[Any], int], where: str, game: str) -> list[int]:
+    """Turn a list written in the game's card notation into card ids, with clear errors."""
+    if isinstance(cards, (str, bytes)) or not isinstance(cards, (list, tuple)):
+        raise ValueError(f"{game}: deal {where} must be a list of cards, got {cards!r}")
+    out = []
+    for c in cards:
+        try:
+            out.append(parse_one(c))
+        except (KeyError, ValueError, TypeError):
+            raise ValueError(f"{game}: deal {where} has unknown card {c!r}") from None
+    return out
+
+
+def check_against_deck(named: list[int], deck: Sequence[int], card_label: Callable[[int], str], game: str) -> list[int]:
+    """Check that the named cards fit in the deck; return the deck's remaining cards."""
+    left = Counter(deck)
+    used = Counter(named)
+    too_many = [
+        f"{card_label(c)} x{n} (the deck has {left[c]})" for c, n in sorted(used.items()) if n > left[c]
+    ]
+    if too_many:
+        raise ValueError(f"{game}: deal names more copies than the deck holds: {', '.join(too_many)}")
+    left.subtract(used)
+    return sorted(left.elements())
+
+
+def check_deal_keys(deal: Any, allowed: set[str], game: str) -> dict:
+    if not isinstance(deal, dict):
+        raise ValueError(f"{game}: options['deal'] must be a dict, got {type(deal).__name__}")
+    unknown = sorted(set(deal) - allowed)
+    if unknown:
+        raise ValueError(
+            f"{game}: unknown deal key(s) {', '.join(map(repr, unknown))}; valid keys: {', '.join(sorted(allowed))}"
+        )
+    return deal

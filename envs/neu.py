@@ -1,0 +1,276 @@
+"""Neu (ノイ) rules engine — RULES.md §3. No PettingZoo here; see `envs/neu_v0.py`.
+
+Keep the running total at or under 101. A player who must play and has no
+legal card loses the round and pays one chip; the last player with chips wins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from envs.engine import (
+    Engine,
+    ScoreEvent,
+    check_against_deck,
+    check_deal_keys,
+    parse_cards,
+    ranks_from_keys,
+)
+
+# Card kinds, in the order of the observation's hand counts.
+NUMBER_VALUES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 50, -10, -1)  # kinds 0..12 add their value
+CARD_101, PASS, TURN, SHOT, DOUBLE = 13, 14, 15, 16, 17
+NUM_KINDS = 18
+COPIES = (3,) * 9 + (6, 2, 4, 2, 5, 4, 4, 2, 2)  # 58 cards
+KIND_NAMES = tuple(str(v) for v in NUMBER_VALUES) + ("101", "pass", "turn", "shot", "double")
+DECK = tuple(k for k in range(NUM_KINDS) for _ in range(COPIES[k]))
+
+# Actions: 0..13 play a number card or 101 (same index as the card kind),
+# 14 pass, 15 turn, 16 double, 17.. shot at the player 1, 2, ... seats clockwise.
+A_PASS, A_TURN, A_DOUBLE, A_SHOT = 14, 15, 16, 17
+ACTION_KIND = tuple(range(14)) + (PASS, TURN, DOUBLE)
+
+_ALIASES = {"p": PASS, "t": TURN, "s": SHOT, "d": DOUBLE}
+_KIND_OF_NAME = {name: k for k, name in enumerate(KIND_NAMES)}
+CHIPS = 3
+HAND_SIZE = 3
+
+
+def parse_card(card) -> int:
+    """Card notation: "1".."10", "50", "-10", "-1", "101", "pass", "turn", "shot", "double"
+    (or P/T/S/D); integers are read as number cards."""
+    if isinstance(card, (int, np.integer)) and not isinstance(card, bool):
+        card = str(int(card))
+    if not isinstance(card, str):
+        raise TypeError(card)
+    key = card.strip().lower()
+    if key in _ALIASES:
+        return _ALIASES[key]
+    return _KIND_OF_NAME[key]
+
+
+class Neu(Engine):
+    game_name = "neu"
+    min_players, max_players, default_players = 2, 7, 4
+    OPTIONS = {}  # Neu has no rule options; RULES.md fixes chips (3) and hand size (3).
+
+    def __init__(self, num_players: int | None = None, **rule_options) -> None:
+        super().__init__(num_players, **rule_options)
+        n = self.num_players
+        self.num_actions = A_SHOT + n - 1
+        self.obs_size = 2 * NUM_KINDS + 5 + 5 * n
+        self.state_size = (n + 2) * NUM_KINDS + 5 + 5 * n
+
+    # -- set-up --------------------------------------------------------------
+    def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
+        n = self.num_players
+        self.rng = rng
+        self.chips = [CHIPS] * n
+        self.out = [False] * n
+        self.eliminated_at = [n] * n  # later elimination ranks higher
+        self.game_over = False
+        self.round = 0
+        self.dealer = 0  # RULES.md [D]: player_0 deals the first round
+        self._new_round(deal)
+
+    @property
+    def scores(self) -> list[int]:
+        return self.chips
+
+    def _new_round(self, deal: dict | None = None) -> None:
+        n = self.num_players
+        self.round += 1
+        self.total = 0
+        self.direction = 1
+        self.owed = 1  # plays the current player still owes this turn (2 after a Double)
+        self.played: list[int] = []
+        self.played_counts = [0] * NUM_KINDS
+        self.hands = [[0] * NUM_KINDS for _ in range(n)]
+        self.hand_sizes = [0] * n
+        if deal is None:
+            order = [DECK[i] for i in self.rng.permutation(len(DECK))]
+            # The dealer deals one card at a time starting at their left; with a
+            # shuffled deck only the count matters, so deal 3 in a block each.
+            for s in self._seats_in_game_from(self.dealer + 1):
+                for _ in range(HAND_SIZE):
+                    self._give(s, order.pop())
+            self.draw = order  # top of the pile is the end of the list
+        else:
+            self._stacked_deal(deal)
+        self.current_player = self.dealer
+        self._mask = None
+
+    def _stacked_deal(self, deal: dict) -> None:
+        g = self.game_name
+        check_deal_keys(deal, {"hands", "draw_pile"}, g)
+        hands = deal.get("hands")
+        if not isinstance(hands, (list, tuple)) or len(hands) != self.num_players:
+            raise ValueError(f"{g}: deal['hands'] must list {self.num_players} hands, one per seat")
+        parsed = [parse_cards(h, parse_card, f"hands[{i}]", g) for i, h in enumerate(hands)]
+        for i, h in enumerate(parsed):
+            if len(h) != HAND_SIZE:
+                raise ValueError(f"{g}: deal hands[{i}] has {len(h)} cards; every hand has {HAND_SIZE}")
+        top = parse_cards(deal.get("draw_pile", []), parse_card, "draw_pile", g)
+        rest = check_against_deck([c for h in parsed for c in h] + top, DECK, lambda k: KIND_NAMES[k], g)
+        for s, h in enumerate(parsed):
+            for c in h:
+                self._give(s, c)
+        # Cards the deal does not name are shuffled under the named ones.
+        rest = [rest[i] for i in self.rng.permutation(len(rest))]
+        self.draw = rest + top[::-1]
+
+    def _give(self, seat: int, kind: int) -> None:
+        self.hands[seat][kind] += 1
+        self.hand_sizes[seat] += 1
+
+    def _seats_in_game_from(self, start: int) -> list[int]:
+        n = self.num_players
+        return [s % n for s in range(start, start + n) if not self.out[s % n]]
+
+    def _next_seat(self, seat: int, direction: int) -> int:
+        n = self.num_players
+        s = (seat + direction) % n
+        while self.out[s]:
+            s = (s + direction) % n
+        return s
+
+    # -- legality ------------------------------------------------------------
+    def legal_mask(self) -> np.ndarray:
+        if self._mask is None:
+            self._mask = np.array(self._legal_list(), dtype=np.int8)
+        return self._mask
+
+    def _legal_list(self) -> list[int]:
+        seat = self.current_player
+        hand = self.hands[seat]
+        room = 101 - self.total
+        legal = [1 if hand[k] and NUMBER_VALUES[k] <= room else 0 for k in range(13)]
+        legal.append(1 if hand[CARD_101] else 0)
+        legal.append(1 if hand[PASS] else 0)
+        legal.append(1 if hand[TURN] else 0)
+        # RULES.md: a Double may not be the first of two plays.
+        legal.append(1 if hand[DOUBLE] and self.owed == 1 else 0)
+        n = self.num_players
+        if hand[SHOT]:
+            legal.extend(0 if self.out[(seat + r) % n] else 1 for r in range(1, n))
+        else:
+            legal.extend([0] * (n - 1))
+        return legal
+
+    # -- play ------------------------------------------------------------------
+    def step(self, action: int) -> ScoreEvent | None:
+        seat = self.current_player
+        if action >= A_SHOT:
+            kind = SHOT
+            target = (seat + action - A_SHOT + 1) % self.num_players
+        else:
+            kind = ACTION_KIND[action]
+        self.hands[seat][kind] -= 1
+        self.hand_sizes[seat] -= 1
+        self.played.append(kind)
+        self.played_counts[kind] += 1
+        first_of_two = self.owed == 2
+
+        if kind < CARD_101:
+            self.total += NUMBER_VALUES[kind]
+        elif kind == CARD_101:
+            self.total = 101
+        elif kind == TURN:
+            self.direction = -self.direction
+        self._draw(seat)
+
+        if kind in (PASS, TURN, SHOT):
+            # The obligation of a Double moves on to whoever plays next.
+            self.current_player = target if kind == SHOT else self._next_seat(seat, self.direction)
+            self.owed = 2 if first_of_two else 1
+        elif kind == DOUBLE:
+            self.current_player = self._next_seat(seat, self.direction)
+            self.owed = 2
+        elif first_of_two:
+            self.owed = 1  # same player makes the second play
+        else:
+            self.current_player = self._next_seat(seat, self.direction)
+            self.owed = 1
+        self._mask = None
+        if not any(self.legal_mask()):
+            return self._lose(self.current_player)
+        return None
+
+    def _draw(self, seat: int) -> None:
+        if not self.draw:
+            # RULES.md [D]: shuffle the played cards except the last into a new pile.
+            if len(self.played) <= 1:
+                return
+            last = self.played[-1]
+            rest = self.played[:-1]
+            self.draw = [rest[i] for i in self.rng.permutation(len(rest))]
+            self.played = [last]
+            self.played_counts = [0] * NUM_KINDS
+            self.played_counts[last] = 1
+        self._give(seat, self.draw.pop())
+
+    def _lose(self, loser: int) -> ScoreEvent:
+        n = self.num_players
+        players = [not o for o in self.out]
+        deltas = [0] * n
+        deltas[loser] = -1
+        self.chips[loser] -= 1
+        details = {"round_loser": f"player_{loser}", "round": self.round, "total": self.total}
+        if self.chips[loser] == 0:
+            self.out[loser] = True
+            self.eliminated_at[loser] = sum(self.out) - 1
+        if sum(1 for o in self.out if not o) == 1:
+            self.game_over = True
+            self.current_player = -1
+            self._mask = None
+            return ScoreEvent(deltas, players, details)
+        # The loser deals and plays first; if out, the next player still in does.
+        self.dealer = loser if not self.out[loser] else self._next_seat(loser, 1)
+        self._new_round()
+        return ScoreEvent(deltas, players, details)
+
+    # -- views -------------------------------------------------------------------
+    def _public(self, seat: int) -> list[float]:
+        n = self.num_players
+        v = list(self.played_counts)
+        v += [self.total, self.direction, self.owed, len(self.draw), self.round]
+        for r in range(n):
+            s = (seat + r) % n
+            v += [self.chips[s], 0 if self.out[s] else 1, self.hand_sizes[s], 1 if s == self.current_player else 0, 1 if s == self.dealer else 0]
+        return v
+
+    def observe(self, seat: int) -> np.ndarray:
+        return np.array(self.hands[seat] + self._public(seat), dtype=np.float32)
+
+    def state(self) -> np.ndarray:
+        draw_counts = [0] * NUM_KINDS
+        for k in self.draw:
+            draw_counts[k] += 1
+        hands = [c for h in self.hands for c in h]
+        return np.array(hands + draw_counts + self._public(0), dtype=np.float32)
+
+    def ranks(self) -> list[int]:
+        return ranks_from_keys([(c, e) for c, e in zip(self.chips, self.eliminated_at)])
+
+    def action_name(self, action: int, seat: int) -> str:
+        if action >= A_SHOT:
+            return f"shot player_{(seat + action - A_SHOT + 1) % self.num_players}"
+        kind = ACTION_KIND[action]
+        return f"play {KIND_NAMES[kind]}" if kind <= CARD_101 else KIND_NAMES[kind]
+
+    def hand_names(self, seat: int) -> list[str]:
+        return [KIND_NAMES[k] for k in range(NUM_KINDS) for _ in range(self.hands[seat][k])]
+
+    def render(self) -> str:
+        direction = "clockwise" if self.direction == 1 else "counter-clockwise"
+        lines = [f"Neu round {self.round}: total {self.total}, {direction}, draw pile {len(self.draw)}"]
+        for s in range(self.num_players):
+            if self.out[s]:
+                lines.append(f"  player_{s}: out")
+                continue
+            mark = ">" if s == self.current_player and not self.game_over else " "
+            owes = f" (owes {self.owed} plays)" if mark == ">" and self.owed == 2 else ""
+            lines.append(f"{mark} player_{s}: chips {self.chips[s]}, hand {self.hand_names(s)}{owes}")
+        if self.game_over:
+            lines.append(f"  game over: player_{self.chips.index(max(self.chips))} wins")
+        return "\n".join(lines)

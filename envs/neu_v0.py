@@ -1,0 +1,107 @@
+"""Neu (ノイ) — keep the running total at or under 101.
+
+Rules: RULES.md §3 (original: shared/seeds/neu.ja.txt). Engine: `envs/neu.py`.
+
+    from envs import neu_v0
+    env = neu_v0.env(num_players=4)     # 2..7 players, default 4
+
+| Import             | `from envs import neu_v0`                          |
+|--------------------|----------------------------------------------------|
+| Actions            | Discrete(16 + num_players)                         |
+| Parallel API       | No                                                 |
+| Manual control     | `python -m experiments.play --game neu`            |
+| Agents             | `player_0 … player_{n-1}`                          |
+| Observation shape  | (41 + 5·num_players,) float32, plus an int8 mask   |
+| State shape        | (18·num_players + 41 + 5·num_players,)             |
+
+Each player holds 3 cards. On a turn a player plays one card, the running
+total changes, and they draw one. A player who must play and has no legal
+card loses the round and pays a chip; at 0 chips they are out (terminated).
+The last player with chips wins.
+
+## Card notation (stacked deals, rendering)
+"1" … "9", "10", "50", "-10", "-1", "101", "pass", "turn", "shot", "double"
+(also P / T / S / D). Integers are read as number cards. Card kinds are
+indexed in that order: 0–8 = 1–9, 9 = 10, 10 = 50, 11 = −10, 12 = −1,
+13 = 101, 14 = pass, 15 = turn, 16 = shot, 17 = double.
+
+## Action space
+| index          | name                   | legal when                                        |
+|----------------|------------------------|---------------------------------------------------|
+| 0 … 8          | `play 1` … `play 9`    | held, and total + value ≤ 101                     |
+| 9              | `play 10`              | held, and total + 10 ≤ 101                        |
+| 10             | `play 50`              | held, and total + 50 ≤ 101                        |
+| 11             | `play -10`             | held (the total may go below 0)                   |
+| 12             | `play -1`              | held                                              |
+| 13             | `play 101`             | held (total becomes 101)                          |
+| 14             | `pass`                 | held                                              |
+| 15             | `turn`                 | held                                              |
+| 16             | `double`               | held, and not the first of two plays              |
+| 17 … 15 + n    | `shot player_k`        | Shot held; index 17 + (r−1) names the player r    |
+|                |                        | seats clockwise from the actor, who must be in    |
+
+Action names depend on the acting seat ("shot player_2");
+`env.unwrapped.action_name(a)` and `env.unwrapped.action_from_name("shot player_2")`
+translate for the agent to act.
+
+## Observation (seat-relative: "seat r" is r seats clockwise from the observer)
+| index                  | meaning                                                  |
+|------------------------|----------------------------------------------------------|
+| 0 … 17                 | own hand: count of each card kind                        |
+| 18 … 35                | played pile since the last reshuffle: count per kind     |
+| 36                     | running total                                            |
+| 37                     | direction: +1 clockwise, −1 counter-clockwise            |
+| 38                     | plays owed by the player to act (2 after a Double)       |
+| 39                     | draw pile size                                           |
+| 40                     | round number (1-based)                                   |
+| 41 + 5r … 45 + 5r      | seat r: chips, still in game (0/1), hand size,           |
+|                        | is the player to act (0/1), is the dealer (0/1)          |
+
+Nothing else: no other hand, no draw-pile order. `state()` is the global
+view for centralised critics: every hand (18 counts per seat, absolute seat
+order), the draw pile's counts, then the public block above as seen from
+`player_0`.
+
+## Rewards
+Score = chips. When a player loses a round (−1 chip), every player still in
+the game at that moment gets its chip change minus the mean change:
+the loser −(m−1)/m, each other +1/m (m players in). `infos` then holds
+`score_changes`, `scores`, `round_loser`, `round`, `total`; at the end of the
+game, also `final_scores` and `final_ranks` (1 = winner; players who went out
+rank by when they went out).
+
+## Rule options
+None: RULES.md fixes 3 chips each and 3-card hands.
+
+## Decisions from RULES.md [D]
+* Seats: "clockwise" is increasing seat index.
+* Round 1: `player_0` deals and plays first.
+* When the draw pile is empty, the played cards except the last are
+  shuffled into a new pile; with nothing to shuffle, no card is drawn.
+* The total may go below 0.
+* A Pass, Turn or Shot as the *second* of two plays just has its normal effect.
+* Rewards are zero-sum per scoring event (see Rewards).
+* The loser deals the next round and plays first; if the loser is out, the
+  next player still in (clockwise) does.
+
+## Stacked deals
+`env.reset(seed=s, options={"deal": {"hands": [[...], ...], "draw_pile": [...]}})`
+fixes the first round: three cards per seat, and the top of the draw pile,
+top first. Cards the deal does not name are shuffled (with `seed`) under the
+named ones. A deal that does not fit the 58-card deck raises ValueError.
+Later rounds are dealt from the seeded RNG.
+
+## Bad input
+An action of the wrong type raises TypeError, one outside the space
+ValueError. A masked-out action: `raw_env` raises ValueError; `env()` ends
+the game, the offender gets −1 and `infos[*]["illegal_move"]` names it
+(PettingZoo classic's convention).
+
+## Version history
+* v0: first release.
+"""
+
+from envs.adapter import make_env_api
+from envs.neu import Neu
+
+raw_env, env = make_env_api(Neu, __name__, __doc__)
