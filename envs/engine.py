@@ -20,6 +20,12 @@ An engine is a plain object:
   ``obs_size`` / ``state_size``: what that seat may know, and everything.
 * ``action_name(action, seat)`` / ``action_from_name(name, seat)`` translate.
 * ``render()`` returns the table as text; ``ranks()`` the final ranks.
+* ``deck`` (tuple of card ids) and ``card_places()`` (place name -> list of
+  card ids, e.g. ``"hand 0"``, ``"draw_pile"``) let tests check that every card
+  is in exactly one place.
+* ``shuffle_hidden(seat, rng)`` redeals, in place, everything ``seat`` cannot
+  see (other hands, draw-pile order), keeping every place's size; the
+  information-leak tests check that ``observe(seat)`` does not change.
 """
 
 from __future__ import annotations
@@ -151,6 +157,14 @@ class Engine:
         raise ValueError(f"{self.game_name}: unknown action name {name!r}; names look like {examples}")
 
     def render(self) -> str:
+        raise NotImplementedError
+
+    deck: tuple[int, ...] = ()
+
+    def card_places(self) -> dict[str, list[int]]:
+        raise NotImplementedError
+
+    def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
         raise NotImplementedError
 
     def ranks(self) -> list[int]:

@@ -51,6 +51,7 @@ def parse_card(card) -> int:
 
 class Neu(Engine):
     game_name = "neu"
+    deck = DECK
     min_players, max_players, default_players = 2, 7, 4
     OPTIONS = {}  # Neu has no rule options; RULES.md fixes chips (3) and hand size (3).
 
@@ -248,6 +249,27 @@ class Neu(Engine):
             draw_counts[k] += 1
         hands = [c for h in self.hands for c in h]
         return np.array(hands + draw_counts + self._public(0), dtype=np.float32)
+
+    def card_places(self) -> dict[str, list[int]]:
+        places = {f"hand {s}": [k for k in range(NUM_KINDS) for _ in range(h[k])] for s, h in enumerate(self.hands)}
+        places["draw_pile"] = list(self.draw)
+        places["played"] = list(self.played)
+        return places
+
+    def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
+        others = [s for s in range(self.num_players) if s != seat]
+        pool = list(self.draw)
+        for s in others:
+            pool += [k for k in range(NUM_KINDS) for _ in range(self.hands[s][k])]
+        pool = [pool[i] for i in rng.permutation(len(pool))]
+        for s in others:
+            size = self.hand_sizes[s]
+            self.hands[s] = [0] * NUM_KINDS
+            for k in pool[:size]:
+                self.hands[s][k] += 1
+            pool = pool[size:]
+        self.draw = pool
+        self._mask = None
 
     def ranks(self) -> list[int]:
         return ranks_from_keys([(c, e) for c, e in zip(self.chips, self.eliminated_at)])
