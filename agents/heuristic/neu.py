@@ -1,0 +1,130 @@
+"""Neu heuristic: play the card that leaves the next player most likely stuck
+and yourself least likely stuck.
+
+The strategy a careful human plays, made a little more exact by counting cards:
+
+* **Count the unseen cards.** What is neither in my hand nor on the played pile
+  (observation 18…35, which restarts at every reshuffle) is in another hand or
+  the draw pile. From those counts the chance that a hidden hand of ``h`` cards
+  holds no legal card at total ``T`` is hypergeometric: ``C(I, h) / C(U, h)``
+  with ``I`` of the ``U`` unseen cards illegal at ``T``.
+* **Keep the cards that are safe at high totals** (−10, −1, 101, Pass, Turn,
+  Shot, Double): spending one costs future safety. My own risk after a play is
+  the chance that my remaining cards plus one unknown draw are all illegal,
+  averaged over the totals I may face next (the new total, a bit higher, 101).
+  Large numbers are exactly the cards that become unplayable, so they are
+  **spent while the total is low**.
+* **Near 101, pass the pressure on**: Pass / Turn / Shot leave the high total
+  to someone else, and 101 sets it to the top; each is scored by how likely the
+  player who must play next is stuck.
+* **Double and Shot against whoever is most likely stuck**: a Double makes the
+  next player owe two plays (a Double is then useless to them on the first);
+  a Shot picks the target with the highest stuck chance (fewest cards; ties go
+  to the chip leader, the main rival). Owing two plays myself, a Pass / Turn /
+  Shot first moves the whole obligation on, which is scored the same way.
+* **Owing two plays**, a number first must leave me a legal second play:
+  that immediate risk counts in full.
+
+Only the agent's own observation is used (layout in `envs/neu_v0.py`).
+"""
+
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+
+from agents.base import Agent
+from envs.neu import A_DOUBLE, A_PASS, A_SHOT, A_TURN, CARD_101, COPIES, DOUBLE, NUM_KINDS, NUMBER_VALUES, PASS, SHOT, TURN
+
+# Observation offsets (envs/neu_v0.py docstring).
+HAND, PLAYED, TOTAL, DIRECTION, OWED = 0, NUM_KINDS, 2 * NUM_KINDS, 2 * NUM_KINDS + 1, 2 * NUM_KINDS + 2
+SEATS = 2 * NUM_KINDS + 5  # then 5 per seat: chips, in game, hand size, to act, dealer
+KIND_OF_ACTION = {A_PASS: PASS, A_TURN: TURN, A_DOUBLE: DOUBLE}
+
+ATTACK = 1.0  # value of making the next player stuck (they lose the round now)
+FUTURE_RISK = 0.6  # my stuck chance at my next turn, discounted: someone may fail first
+HIGH_TOTALS = (0, 10, 25, 101)  # future totals: new total + these (101 = "at the top")
+
+
+def _illegal(kind: int, total: int, owed: int) -> bool:
+    """Whether a card kind is unplayable at `total` (RULES.md §3)."""
+    if kind <= 10:  # 1..9, 10, 50: only if the new total stays <= 101
+        return total + NUMBER_VALUES[kind] > 101
+    if kind == DOUBLE:
+        return owed == 2
+    return False  # -10, -1, 101, Pass, Turn, Shot are always playable
+
+
+class NeuHeuristic(Agent):
+    name = "heuristic"
+
+    def act(self, observation: dict) -> int:
+        obs = observation["observation"]
+        legal = self.legal_actions(observation)
+        n = self.num_players
+        hand = obs[HAND:PLAYED].astype(int)
+        unseen = np.maximum(np.array(COPIES) - hand - obs[PLAYED:TOTAL].astype(int), 0)
+        total, direction, owed = int(obs[TOTAL]), int(obs[DIRECTION]), int(obs[OWED])
+        seats = obs[SEATS:].reshape(n, 5)
+        in_game = seats[:, 1] > 0
+
+        def next_from(r: int, d: int) -> int:
+            s = (r + d) % n
+            while not in_game[s]:
+                s = (s + d) % n
+            return s
+
+        def stuck_chance(seat: int, t: int, o: int) -> float:
+            """P(the hidden hand of relative `seat` has no legal card)."""
+            h = int(seats[seat, 2])
+            bad = sum(int(unseen[k]) for k in range(NUM_KINDS) if _illegal(k, t, o))
+            u = int(unseen.sum())
+            if h == 0:
+                return 1.0
+            if u < h:
+                return 0.0
+            return comb(bad, h) / comb(u, h)
+
+        u = max(int(unseen.sum()), 1)
+
+        def my_stuck(rest: np.ndarray, t: int, o: int) -> float:
+            """P(my remaining cards plus one unknown draw are all unplayable at t)."""
+            if any(rest[k] and not _illegal(k, t, o) for k in range(NUM_KINDS)):
+                return 0.0
+            return sum(int(unseen[k]) for k in range(NUM_KINDS) if _illegal(k, t, o)) / u
+
+        best, best_score = int(legal[0]), -np.inf
+        for a in legal:
+            a = int(a)
+            kind = SHOT if a >= A_SHOT else KIND_OF_ACTION.get(a, a)
+            rest = hand.copy()
+            rest[kind] -= 1
+            t = total
+            if kind <= 12:
+                t = total + NUMBER_VALUES[kind]
+            elif kind == CARD_101:
+                t = 101
+            if kind in (PASS, TURN) or kind == SHOT:
+                d = -direction if kind == TURN else direction
+                target = a - A_SHOT + 1 if kind == SHOT else next_from(0, d)
+                attack = stuck_chance(target, t, owed)  # a double obligation moves on too
+                now = 0.0
+            elif owed == 2:
+                attack = 0.0  # I play again myself; the attack comes with my second card
+                now = my_stuck(rest, t, 1)
+            else:
+                target = next_from(0, direction)
+                attack = stuck_chance(target, t, 2 if kind == DOUBLE else 1)
+                now = 0.0
+            future = np.mean([my_stuck(rest, min(101, t + dt) if dt < 101 else 101, 1) for dt in HIGH_TOTALS])
+            score = ATTACK * attack - now - FUTURE_RISK * future
+            if kind == SHOT:
+                # tie-break between targets: the chip leader, the main rival
+                score += 1e-3 * float(seats[a - A_SHOT + 1, 0])
+            # Spend big numbers early: among otherwise equal plays, the larger number.
+            if kind <= 10:
+                score += 1e-4 * NUMBER_VALUES[kind]
+            if score > best_score:
+                best, best_score = a, score
+        return best
