@@ -1,0 +1,385 @@
+"""Deadfall rules engine — RULES.md §2. No PettingZoo here; see `envs/deadfall_v0.py`.
+
+A bluffing / counting game with a Pairs deck (rank r has r copies). Each hand
+starts with door cards placed simultaneously, layer by layer, until one
+player starts. Then each player in turn plays a card onto their own stack or
+calls DEAD on a value shown by another player's top card, claiming that no
+hand at the table holds that value. The call settles the hand.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from envs.engine import (
+    Engine,
+    ScoreEvent,
+    check_against_deck,
+    check_deal_keys,
+    parse_cards,
+)
+
+NUM_RANKS = 10
+RANKS = tuple(range(1, NUM_RANKS + 1))
+DECK = tuple(r for r in RANKS for _ in range(r))  # 55 cards; a card id is its rank
+HAND_SIZE = {2: 7, 7: 5}  # RULES.md: 6 cards each, 7 with 2 players, 5 with 7 players
+DEFAULT_HAND_SIZE = 6
+
+# Actions: 0..9 play a card of rank 1..10 (during the door phase: place it as
+# this layer's door card); 10..19 call DEAD on rank 1..10.
+A_DEAD = NUM_RANKS
+NUM_ACTIONS = 2 * NUM_RANKS
+
+DOOR, PLAY = 0, 1  # phases of a hand
+
+# Observation layout (see the shim docstring for the table).
+OBS_HAND = 0  # own hand: count per rank
+OBS_UNSEEN = OBS_HAND + NUM_RANKS  # copies per rank this seat cannot see
+OBS_POT = OBS_UNSEEN + NUM_RANKS
+OBS_HAND_NUMBER = OBS_POT + 1
+OBS_PHASE = OBS_POT + 2  # 0 door cards, 1 play
+OBS_LAYER = OBS_POT + 3  # door layer (1-based)
+OBS_MY_DOOR_PICK = OBS_POT + 4  # own face-down door card of this layer, 0 if none
+OBS_SEATS = OBS_POT + 5  # then one block per seat, seat-relative (0 = self)
+# Offsets inside a seat block.
+SEAT_CHIPS, SEAT_HAND_SIZE, SEAT_TOP, SEAT_DOOR, SEAT_TO_ACT, SEAT_STARTER, SEAT_PICKED = range(7)
+SEAT_STACK = 7  # count per rank of the seat's stack
+SEAT_BLOCK = SEAT_STACK + NUM_RANKS
+
+
+def parse_card(card) -> int:
+    """Card notation: the rank, as an integer 1..10 or a string "1".."10"."""
+    if isinstance(card, (int, np.integer)) and not isinstance(card, bool):
+        rank = int(card)
+    elif isinstance(card, str) and card.strip().isdigit():
+        rank = int(card.strip())
+    else:
+        raise ValueError(card)
+    if rank not in RANKS:
+        raise ValueError(card)
+    return rank
+
+
+def _positive_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
+
+
+class Deadfall(Engine):
+    game_name = "deadfall"
+    deck = DECK
+    min_players, max_players, default_players = 2, 7, 4
+    OPTIONS = {
+        "starting_chips": (50, _positive_int, "an integer >= 1 (chips each player starts with)"),
+        "rounds": (10, _positive_int, "an integer >= 1 (number of hands; RULES.md [D] default 10)"),
+    }
+
+    def __init__(self, num_players: int | None = None, **rule_options) -> None:
+        super().__init__(num_players, **rule_options)
+        n = self.num_players
+        self.hand_size = HAND_SIZE.get(n, DEFAULT_HAND_SIZE)
+        self.num_actions = NUM_ACTIONS
+        self.obs_size = OBS_SEATS + SEAT_BLOCK * n
+        # Every hand and every face-down door card, the set-aside counts, then
+        # the public part of player_0's view.
+        self.state_size = NUM_RANKS * n + NUM_RANKS + n + 5 + SEAT_BLOCK * n
+
+    # -- set-up ----------------------------------------------------------------
+    def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
+        n = self.num_players
+        self.rng = rng
+        self.chips = [int(self.options["starting_chips"])] * n
+        self.out = [False] * n  # nobody is eliminated in Deadfall
+        self.game_over = False
+        self.hand_number = 0
+        self.last_call: dict | None = None
+        self._new_hand(deal)
+
+    def _new_hand(self, deal: dict | None = None) -> None:
+        n = self.num_players
+        if self.hand_number >= self.options["rounds"] or min(self.chips) < 1:
+            # RULES.md [D]: `rounds` hands, or fewer if a player cannot ante.
+            self._end_game()
+            return
+        self.hand_number += 1
+        self.chips_before_hand = list(self.chips)
+        for s in range(n):
+            self.chips[s] -= 1  # the ante
+        self.pot = n
+        self.hands = [[0] * NUM_RANKS for _ in range(n)]
+        self.hand_sizes = [0] * n
+        self.stacks: list[list[int]] = [[] for _ in range(n)]
+        self.stack_counts = [[0] * NUM_RANKS for _ in range(n)]
+        self.played_counts = [0] * NUM_RANKS
+        self.tops = [0] * n
+        self.door_picks = [0] * n  # face-down door cards of the current layer
+        if deal is None:
+            order = [DECK[i] for i in self.rng.permutation(len(DECK))]
+            h = self.hand_size
+            for s in range(n):
+                for r in order[s * h : (s + 1) * h]:
+                    self.hands[s][r - 1] += 1
+                self.hand_sizes[s] = h
+            self.set_aside = order[n * h :]
+        else:
+            self._stacked_deal(deal)
+        self.phase = DOOR
+        self.layer = 1
+        self.tied = list(range(n))  # seats still in contention to start
+        self.starter = -1
+        self.current_player = 0  # door cards are placed in seat order from player_0
+        self._mask = None
+
+    def _stacked_deal(self, deal: dict) -> None:
+        g = self.game_name
+        n, h = self.num_players, self.hand_size
+        check_deal_keys(deal, {"hands", "set_aside"}, g)
+        hands = deal.get("hands")
+        if not isinstance(hands, (list, tuple)) or len(hands) != n:
+            raise ValueError(f"{g}: deal['hands'] must list {n} hands, one per seat")
+        parsed = [parse_cards(hand, parse_card, f"hands[{i}]", g) for i, hand in enumerate(hands)]
+        for i, hand in enumerate(parsed):
+            if len(hand) != h:
+                raise ValueError(f"{g}: deal hands[{i}] has {len(hand)} cards; with {n} players every hand has {h}")
+        named = [c for hand in parsed for c in hand]
+        aside = None
+        if "set_aside" in deal:
+            aside = parse_cards(deal["set_aside"], parse_card, "set_aside", g)
+            if len(aside) != len(DECK) - n * h:
+                raise ValueError(
+                    f"{g}: deal set_aside has {len(aside)} cards; it must hold the "
+                    f"{len(DECK) - n * h} cards not dealt"
+                )
+            named += aside
+        rest = check_against_deck(named, DECK, str, g)
+        for s, hand in enumerate(parsed):
+            for r in hand:
+                self.hands[s][r - 1] += 1
+            self.hand_sizes[s] = h
+        self.set_aside = aside if aside is not None else [rest[i] for i in self.rng.permutation(len(rest))]
+
+    def _end_game(self) -> None:
+        self.game_over = True
+        self.current_player = -1
+        self.pot = 0
+        self._mask = None
+
+    @property
+    def scores(self) -> list[int]:
+        # A player's ante in the unsettled pot still counts as theirs, so the
+        # score changes only when a hand is settled (see the shim docstring).
+        if self.game_over:
+            return list(self.chips)
+        return [c + 1 for c in self.chips]
+
+    # -- legality ----------------------------------------------------------------
+    def legal_mask(self) -> np.ndarray:
+        if self._mask is None:
+            self._mask = np.array(self._legal_list(), dtype=np.int8)
+        return self._mask
+
+    def _legal_list(self) -> list[int]:
+        if self.game_over:
+            return [0] * NUM_ACTIONS
+        seat = self.current_player
+        plays = [1 if c else 0 for c in self.hands[seat]]
+        if self.phase == DOOR:
+            return plays + [0] * NUM_RANKS  # no DEAD before the door cards settle
+        dead = [0] * NUM_RANKS
+        for s, top in enumerate(self.tops):
+            if top and s != seat:
+                dead[top - 1] = 1
+        return plays + dead
+
+    # -- play ------------------------------------------------------------------------
+    def step(self, action: int) -> ScoreEvent | None:
+        seat = self.current_player
+        self._mask = None
+        if action >= A_DEAD:
+            return self._dead(seat, action - A_DEAD + 1)
+        rank = action + 1
+        self.hands[seat][action] -= 1
+        self.hand_sizes[seat] -= 1
+        if self.phase == DOOR:
+            self.door_picks[seat] = rank
+            nxt = seat + 1
+            while nxt < self.num_players and not self.hand_sizes[nxt]:
+                nxt += 1
+            if nxt < self.num_players:
+                self.current_player = nxt
+            else:
+                self._reveal_layer()
+            return None
+        self._put_on_stack(seat, rank)
+        self.current_player = (seat + 1) % self.num_players
+        return None
+
+    def _put_on_stack(self, seat: int, rank: int) -> None:
+        self.stacks[seat].append(rank)
+        self.stack_counts[seat][rank - 1] += 1
+        self.played_counts[rank - 1] += 1
+        self.tops[seat] = rank
+
+    def _reveal_layer(self) -> None:
+        picks = {s: r for s, r in enumerate(self.door_picks) if r}
+        self.door_picks = [0] * self.num_players
+        for s, r in picks.items():
+            self._put_on_stack(s, r)  # door cards become top cards
+        low = min(picks.values())
+        lowest = [s for s, r in picks.items() if r == low]
+        if len(lowest) > 1 and self.layer > 1:
+            # RULES.md: among players tied on a later layer, the lowest first door card starts.
+            first = min(self.stacks[s][0] for s in lowest)
+            lowest = [s for s in lowest if self.stacks[s][0] == first]
+        if len(lowest) == 1:
+            self._start_play(lowest[0])
+            return
+        self.tied = lowest
+        if not any(self.hand_sizes[s] for s in lowest):
+            # RULES.md [D]: no tied player can add a card -> the tied player
+            # nearest clockwise from player_0 (player_0 itself included) starts.
+            self._start_play(min(lowest))
+            return
+        self.layer += 1
+        # Every player with a card left adds one; tied players have one, so someone does.
+        self.current_player = next(s for s in range(self.num_players) if self.hand_sizes[s])
+
+    def _start_play(self, seat: int) -> None:
+        self.phase = PLAY
+        self.starter = seat
+        self.tied = [seat]
+        self.current_player = seat
+
+    def dead_target(self, caller: int, rank: int) -> int:
+        """RULES.md: the player showing `rank` nearest to the caller's right (seats i-1, i-2, ...); -1 if none."""
+        n = self.num_players
+        for k in range(1, n):
+            s = (caller - k) % n
+            if self.tops[s] == rank:
+                return s
+        return -1
+
+    def _dead(self, caller: int, rank: int) -> ScoreEvent:
+        n = self.num_players
+        target = self.dead_target(caller, rank)
+        held = sum(hand[rank - 1] for hand in self.hands)  # the caller's own hand counts
+        right = held == 0
+        payer, winner = (target, caller) if right else (caller, target)
+        paid = min(rank, self.chips[payer])  # RULES.md [D]: pay what you have
+        pot = self.pot
+        self.chips[payer] -= paid
+        self.chips[winner] += paid + pot
+        self.pot = 0
+        deltas = [c - b for c, b in zip(self.chips, self.chips_before_hand)]
+        self.last_call = {
+            "caller": f"player_{caller}",
+            "target": f"player_{target}",
+            "value": rank,
+            "call_right": right,
+            "copies_in_hands": held,
+            "paid": paid,
+            "pot": pot,
+            "hand": self.hand_number,
+        }
+        details = dict(self.last_call)
+        self._new_hand()
+        return ScoreEvent(deltas, [True] * n, details)
+
+    # -- views -------------------------------------------------------------------
+    def _public(self, seat: int) -> list[float]:
+        n = self.num_players
+        v = [self.pot, self.hand_number, self.phase, self.layer]
+        cur, starter, picks = self.current_player, self.starter, self.door_picks
+        v.append(picks[seat])
+        for r in range(n):
+            s = (seat + r) % n
+            stack = self.stacks[s]
+            v += [
+                self.chips[s],
+                self.hand_sizes[s],
+                self.tops[s],
+                stack[0] if stack else 0,
+                s == cur,
+                s == starter,
+                picks[s] != 0,
+            ]
+            v += self.stack_counts[s]
+        return v
+
+    def _unseen(self, seat: int) -> list[int]:
+        hand, played, pick = self.hands[seat], self.played_counts, self.door_picks[seat]
+        return [RANKS[i] - played[i] - hand[i] - (pick == RANKS[i]) for i in range(NUM_RANKS)]
+
+    def observe(self, seat: int) -> np.ndarray:
+        return np.array(self.hands[seat] + self._unseen(seat) + self._public(seat), dtype=np.float32)
+
+    def state(self) -> np.ndarray:
+        aside = [0] * NUM_RANKS
+        for r in self.set_aside:
+            aside[r - 1] += 1
+        hands = [c for h in self.hands for c in h]
+        return np.array(hands + aside + list(self.door_picks) + self._public(0), dtype=np.float32)
+
+    def card_places(self) -> dict[str, list[int]]:
+        n = self.num_players
+        places = {}
+        for s in range(n):
+            places[f"hand {s}"] = [r for r in RANKS for _ in range(self.hands[s][r - 1])]
+            places[f"stack {s}"] = list(self.stacks[s])
+            places[f"door_pick {s}"] = [self.door_picks[s]] if self.door_picks[s] else []
+        places["set_aside"] = list(self.set_aside)
+        return places
+
+    def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
+        others = [s for s in range(self.num_players) if s != seat]
+        pool = list(self.set_aside)
+        for s in others:
+            pool += [r for r in RANKS for _ in range(self.hands[s][r - 1])]
+            if self.door_picks[s]:
+                pool.append(self.door_picks[s])
+        pool = [pool[i] for i in rng.permutation(len(pool))]
+        for s in others:
+            size = self.hand_sizes[s]
+            self.hands[s] = [0] * NUM_RANKS
+            for r in pool[:size]:
+                self.hands[s][r - 1] += 1
+            pool = pool[size:]
+            if self.door_picks[s]:
+                self.door_picks[s] = pool.pop()
+        self.set_aside = pool
+        self._mask = None
+
+    def action_name(self, action: int, seat: int) -> str:
+        if action >= A_DEAD:
+            return f"DEAD {action - A_DEAD + 1}"
+        return f"play {action + 1}"
+
+    def hand_names(self, seat: int) -> list[int]:
+        return [r for r in RANKS for _ in range(self.hands[seat][r - 1])]
+
+    def render(self) -> str:
+        if self.game_over:
+            head = f"Deadfall: game over after {self.hand_number} hand(s)"
+        elif self.phase == DOOR:
+            head = f"Deadfall hand {self.hand_number}: door cards, layer {self.layer}, pot {self.pot}"
+        else:
+            head = f"Deadfall hand {self.hand_number}: play, player_{self.starter} started, pot {self.pot}"
+        lines = [head]
+        for s in range(self.num_players):
+            mark = ">" if s == self.current_player and not self.game_over else " "
+            pick = f", door card face down: {self.door_picks[s]}" if self.door_picks[s] else ""
+            top = self.tops[s] or "-"
+            lines.append(
+                f"{mark} player_{s}: chips {self.chips[s]}, top {top}, stack {self.stacks[s]}, "
+                f"hand {self.hand_names(s)}{pick}"
+            )
+        if self.last_call is not None:
+            c = self.last_call
+            verdict = "right" if c["call_right"] else "wrong"
+            lines.append(
+                f"  last call (hand {c['hand']}): {c['caller']} DEAD {c['value']} on {c['target']}, "
+                f"{verdict} ({c['copies_in_hands']} in hands), paid {c['paid']} + pot {c['pot']}"
+            )
+        if self.game_over:
+            best = max(self.chips)
+            lines.append(f"  winner(s): {', '.join(f'player_{s}' for s in range(self.num_players) if self.chips[s] == best)}")
+        return "\n".join(lines)
