@@ -1,0 +1,623 @@
+"""Not Your Ma's Jong rules engine — RULES.md §4. No PettingZoo here; see `envs/not_your_mas_jong_v0.py`.
+
+Draw and discard to build three sets and a pair (11 cards, locked sets
+included). Any discard may be stolen to win or to complete a set, which skips
+the players in between. The winner of a round is paid in tokens; most tokens
+after 8 rounds (4 players) / 9 rounds (3 players) wins.
+
+The hand checker is a table lookup: suits never mix in a set, so a hand is
+complete exactly when every suit splits into sets and exactly one suit into
+sets plus a pair. Each suit's five counts (0..3) are kept as one base-4 code,
+and `SUIT_STATUS[code]` says which of the two shapes that suit has.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from envs.engine import (
+    Engine,
+    ScoreEvent,
+    check_against_deck,
+    check_deal_keys,
+    parse_cards,
+)
+
+# -- cards ------------------------------------------------------------------------
+# Card type k = 5 * suit + (rank - 1); the observation's hand counts use this order.
+SUITS = ("Red", "Blue", "Green", "Seasons", "Emotions")
+RANKS = 5
+NUM_TYPES = 25
+COPIES = 3
+# RULES.md [D]: the Seasons and Emotions cards are named by this project.
+CARD_NAMES = (
+    tuple(f"{s} {r}" for s in ("Red", "Blue", "Green") for r in range(1, 6))
+    + ("Spring", "Summer", "Autumn", "Winter", "Solstice")
+    + ("Love", "Joy", "Anger", "Sorrow", "Fear")
+)
+DECK = tuple(k for k in range(NUM_TYPES) for _ in range(COPIES))  # 75 cards
+
+TOKENS = 10
+HAND_SIZE = 10  # the Ma gets one more
+ROUND_LIMIT = {3: 9, 4: 8}
+MAX_EXTRA_ROUNDS = 3
+
+# -- actions ----------------------------------------------------------------------
+# 0..24 discard card type k; then pass, steal to win, and the four set steals.
+A_PASS = 25
+A_STEAL_WIN = 26
+A_STEAL_IDENTICAL = 27
+A_STEAL_LOWEST = 28  # the stolen card is the lowest of a sequence (needs rank+1, rank+2)
+A_STEAL_MIDDLE = 29
+A_STEAL_HIGHEST = 30
+NUM_ACTIONS = 31
+STEAL_NAMES = ("pass", "steal win", "steal identical", "steal as lowest", "steal as middle", "steal as highest")
+
+# Phases
+DISCARD, STEAL = 0, 1
+
+# -- observation layout (seat-relative; seat r is r seats after the observer) ------
+OBS_HAND = 0  # 25 counts: own concealed hand
+OBS_DISCARD = 25  # 25: one-hot of the discard waiting for steal decisions (steal phase only)
+OBS_PHASE = 50  # 0 = discard phase, 1 = steal decision
+OBS_ROUND = 51  # round number, 1-based
+OBS_DRAW_PILE = 52  # cards left in the draw pile
+OBS_SEATS = 53  # then one block of SEAT_BLOCK values per seat r = 0 .. n-1
+SEAT_DISCARDS = 0  # 25 counts: that seat's discard pile
+SEAT_LOCKED = 25  # 25 counts: cards in that seat's locked sets
+SEAT_TOKENS = 50
+SEAT_HAND_SIZE = 51  # concealed cards held
+SEAT_IS_MA = 52
+SEAT_DISCARDER = 53  # made the discard now waiting for steal decisions
+SEAT_BLOCK = 54
+
+
+def parse_card(card) -> int:
+    """Card notation: "Red 3" (also "R3", "red3"), "Blue 1" / "B1", "Green 5" / "G5",
+    "Spring" … "Solstice", "Love" … "Fear", and "Seasons 2" / "Emotions 4" by rank."""
+    if not isinstance(card, str):
+        raise TypeError(card)
+    return _NAME_TO_TYPE[" ".join(card.strip().lower().split())]
+
+
+def _names() -> dict[str, int]:
+    names = {name.lower(): k for k, name in enumerate(CARD_NAMES)}
+    for s, suit in enumerate(SUITS):
+        for r in range(1, RANKS + 1):
+            k = 5 * s + r - 1
+            names[f"{suit.lower()} {r}"] = k
+            names[f"{suit.lower()}{r}"] = k
+            if s < 3:
+                names[f"{suit[0].lower()}{r}"] = k
+    return names
+
+
+_NAME_TO_TYPE = _names()
+
+
+# -- the hand checker ---------------------------------------------------------------
+POW4 = tuple(4**r for r in range(RANKS))
+SETS_ONLY, SETS_AND_PAIR, NO_SHAPE = 0, 1, 9  # a complete hand's suit statuses sum to exactly 1
+
+
+def _splits(counts: tuple[int, ...], need_pair: bool) -> bool:
+    """Can one suit's counts be split into sets (and one pair if need_pair)? Plain search."""
+    i = next((r for r, c in enumerate(counts) if c), None)
+    if i is None:
+        return not need_pair
+    c = list(counts)
+    if c[i] >= 3:
+        c[i] -= 3
+        if _splits(tuple(c), need_pair):
+            return True
+        c[i] += 3
+    if need_pair and c[i] >= 2:
+        c[i] -= 2
+        if _splits(tuple(c), False):
+            return True
+        c[i] += 2
+    # The lowest card left, if not in an identical set or the pair, must start a sequence.
+    if i + 2 < len(c) and c[i + 1] and c[i + 2]:
+        c[i] -= 1
+        c[i + 1] -= 1
+        c[i + 2] -= 1
+        return _splits(tuple(c), need_pair)
+    return False
+
+
+def _suit_status_table() -> tuple[int, ...]:
+    table = []
+    for code in range(4**RANKS):
+        counts = tuple((code // POW4[r]) % 4 for r in range(RANKS))
+        size = sum(counts)
+        if size % 3 == 0 and _splits(counts, False):
+            table.append(SETS_ONLY)
+        elif size % 3 == 2 and _splits(counts, True):
+            table.append(SETS_AND_PAIR)
+        else:
+            table.append(NO_SHAPE)
+    return tuple(table)
+
+
+SUIT_STATUS = _suit_status_table()
+
+
+def suit_codes(counts) -> list[int]:
+    """Base-4 code of each suit's five counts."""
+    return [sum(int(counts[5 * s + r]) * POW4[r] for r in range(RANKS)) for s in range(len(SUITS))]
+
+
+def is_complete_concealed(counts) -> bool:
+    """Do these concealed counts (25 values) split into sets plus exactly one pair?
+
+    Locked sets are already sets, so a hand is a winning hand exactly when its
+    concealed part passes this test (RULES.md §4: three sets and a pair, 11 cards,
+    counting locked sets)."""
+    return sum(SUIT_STATUS[c] for c in suit_codes(counts)) == 1
+
+
+# -- distance to a complete hand (used by the heuristic and handy for analysis) ------
+@lru_cache(maxsize=None)
+def _suit_shapes(code: int) -> tuple[tuple[int, int, int, int], ...]:
+    """Pareto list of (sets, pair, partial sets, unused) for one suit's counts.
+
+    Sets are complete sets, pair is 0/1, partials are pairs or two-card
+    sequence pieces (each one card short of a set)."""
+    counts = [(code // POW4[r]) % 4 for r in range(RANKS)]
+    best: set[tuple[int, int, int]] = set()
+
+    def go(i: int, sets: int, pairs: int, partials: int) -> None:
+        while i < RANKS and counts[i] == 0:
+            i += 1
+        if i == RANKS:
+            best.add((sets, pairs, partials))
+            return
+        if counts[i] >= 3:
+            counts[i] -= 3
+            go(i, sets + 1, pairs, partials)
+            counts[i] += 3
+        if i + 2 < RANKS and counts[i + 1] and counts[i + 2]:
+            for j in (i, i + 1, i + 2):
+                counts[j] -= 1
+            go(i, sets + 1, pairs, partials)
+            for j in (i, i + 1, i + 2):
+                counts[j] += 1
+        if counts[i] >= 2:
+            counts[i] -= 2
+            go(i, sets, pairs + 1, partials)
+            counts[i] += 2
+        for gap in (1, 2):
+            if i + gap < RANKS and counts[i + gap]:
+                counts[i] -= 1
+                counts[i + gap] -= 1
+                go(i, sets, pairs, partials + 1)
+                counts[i] += 1
+                counts[i + gap] += 1
+        counts[i] -= 1
+        go(i, sets, pairs, partials)  # leave this card unused
+        counts[i] += 1
+
+    go(0, 0, 0, 0)
+    return tuple(sorted(best))
+
+
+def shanten(counts, locked_sets: int = 0) -> int:
+    """Cards still to exchange before the hand is complete (0 = complete, as in
+    mahjong's shanten counted with a complete hand at 0). Sets need 3 - locked;
+    a pair can stand in for the pair, and pairs or sequence pieces for a set."""
+    need = 3 - locked_sets
+    # Combine suits: track (sets, partial blocks, has pair) options.
+    states = {(0, 0, 0)}
+    for code in suit_codes(counts):
+        shapes = _suit_shapes(code)
+        nxt = set()
+        for sets, pairs, partials in states:
+            for s2, p2, q2 in shapes:
+                nxt.add((min(sets + s2, need), pairs + p2, partials + q2))
+        # keep it small: pairs beyond what can be used matter only as partials
+        states = {(s, min(p, need + 1), min(q, need)) for s, p, q in nxt}
+    best = 99
+    for sets, pairs, partials in states:
+        room = need - sets
+        has_pair = 1 if pairs else 0
+        blocks = min(room, partials + pairs - has_pair)
+        # every missing set costs 2 cards, 1 if a block exists; a missing pair costs 1
+        cost = 2 * room - blocks + (1 - has_pair)
+        best = min(best, cost)
+    return best
+
+
+class NotYourMasJong(Engine):
+    game_name = "not_your_mas_jong"
+    deck = DECK
+    min_players, max_players, default_players = 3, 4, 4
+    OPTIONS = {}  # RULES.md §4 fixes tokens (10), hand sizes and the round limits.
+    num_actions = NUM_ACTIONS
+
+    def __init__(self, num_players: int | None = None, **rule_options) -> None:
+        super().__init__(num_players, **rule_options)
+        n = self.num_players
+        self.obs_size = OBS_SEATS + SEAT_BLOCK * n
+        # state: every hand (absolute seats), the draw pile's counts, the public
+        # block seen by player_0, each seat's pending steal claim, the seat to act.
+        self.state_size = NUM_TYPES * n + NUM_TYPES + (self.obs_size - OBS_DISCARD) + 2 * n
+        self.round_limit = ROUND_LIMIT[n]
+
+    # -- set-up ------------------------------------------------------------------
+    def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
+        n = self.num_players
+        self.rng = rng
+        self.tokens = [TOKENS] * n
+        self.out = [False] * n
+        self.game_over = False
+        self.round = 0
+        self.ma = 0  # RULES.md [D]: player_0 is the Ma of round 1
+        # A Ma dealt a complete hand wins before anyone acts; reset() cannot
+        # report it, so the event is handed out by the first step().
+        self._pending_event = self._new_round(deal)
+
+    @property
+    def scores(self) -> list[int]:
+        return self.tokens
+
+    def _new_round(self, deal: dict | None = None) -> ScoreEvent | None:
+        n = self.num_players
+        self.round += 1
+        self.hands = [[0] * NUM_TYPES for _ in range(n)]
+        self.codes = [[0] * len(SUITS) for _ in range(n)]
+        self.hand_sizes = [0] * n
+        self.locked = np.zeros((n, NUM_TYPES), np.int8)
+        self.locked_sets: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
+        self.discards = np.zeros((n, NUM_TYPES), np.int8)
+        self.discard_piles: list[list[int]] = [[] for _ in range(n)]
+        self.phase = DISCARD
+        self.current_discard = -1
+        self.discarder = -1
+        self.to_ask: list[int] = []  # seats still to decide on the current discard
+        self.claims = [-1] * n  # steal decision per seat on the current discard (hidden)
+        if deal is None:
+            order = [DECK[i] for i in self.rng.permutation(len(DECK))]
+            for s in range(n):
+                size = HAND_SIZE + (1 if s == self.ma else 0)
+                for c in order[-size:]:
+                    self._give(s, c)
+                del order[-size:]
+            self.draw = order  # top of the pile is the end of the list
+        else:
+            self._stacked_deal(deal)
+        self.current_player = self.ma
+        self._mask = None
+        if self._complete(self.ma):
+            # RULES.md [D]: a Ma dealt a complete hand wins at once, as a win by draw.
+            return self._win(self.ma, by="draw")
+        return None
+
+    def _stacked_deal(self, deal: dict) -> None:
+        g = self.game_name
+        n = self.num_players
+        check_deal_keys(deal, {"hands", "draw_pile"}, g)
+        hands = deal.get("hands")
+        if not isinstance(hands, (list, tuple)) or len(hands) != n:
+            raise ValueError(f"{g}: deal['hands'] must list {n} hands, one per seat (player_0 is the Ma)")
+        parsed = [parse_cards(h, parse_card, f"hands[{i}]", g) for i, h in enumerate(hands)]
+        for i, h in enumerate(parsed):
+            size = HAND_SIZE + (1 if i == self.ma else 0)
+            if len(h) != size:
+                who = "the Ma's hand" if i == self.ma else "every other hand"
+                raise ValueError(f"{g}: deal hands[{i}] has {len(h)} cards; {who} has {size}")
+        top = parse_cards(deal.get("draw_pile", []), parse_card, "draw_pile", g)
+        rest = check_against_deck([c for h in parsed for c in h] + top, DECK, lambda k: CARD_NAMES[k], g)
+        for s, h in enumerate(parsed):
+            for c in h:
+                self._give(s, c)
+        # Cards the deal does not name are shuffled under the named ones.
+        rest = [rest[i] for i in self.rng.permutation(len(rest))]
+        self.draw = rest + top[::-1]
+
+    def _give(self, seat: int, card: int) -> None:
+        self.hands[seat][card] += 1
+        self.codes[seat][card // 5] += POW4[card % 5]
+        self.hand_sizes[seat] += 1
+
+    def _take(self, seat: int, card: int) -> None:
+        self.hands[seat][card] -= 1
+        self.codes[seat][card // 5] -= POW4[card % 5]
+        self.hand_sizes[seat] -= 1
+
+    # -- the hand checker on live hands ----------------------------------------------
+    def _complete(self, seat: int) -> bool:
+        c = self.codes[seat]
+        return SUIT_STATUS[c[0]] + SUIT_STATUS[c[1]] + SUIT_STATUS[c[2]] + SUIT_STATUS[c[3]] + SUIT_STATUS[c[4]] == 1
+
+    def _complete_with(self, seat: int, card: int) -> bool:
+        s = card // 5
+        c = self.codes[seat]
+        total = SUIT_STATUS[c[s] + POW4[card % 5]]
+        for t in range(5):
+            if t != s:
+                total += SUIT_STATUS[c[t]]
+        return total == 1
+
+    def steal_options(self, seat: int, card: int) -> list[int]:
+        """Legal steal actions (besides pass) of `seat` on `card` (RULES.md §4, Stealing)."""
+        hand = self.hands[seat]
+        r = card % 5
+        options = []
+        if self._complete_with(seat, card):
+            options.append(A_STEAL_WIN)
+        if hand[card] >= 2:
+            options.append(A_STEAL_IDENTICAL)
+        if r <= 2 and hand[card + 1] and hand[card + 2]:
+            options.append(A_STEAL_LOWEST)
+        if 1 <= r <= 3 and hand[card - 1] and hand[card + 1]:
+            options.append(A_STEAL_MIDDLE)
+        if r >= 2 and hand[card - 2] and hand[card - 1]:
+            options.append(A_STEAL_HIGHEST)
+        return options
+
+    def _can_steal(self, seat: int, card: int) -> bool:
+        hand = self.hands[seat]
+        if hand[card] >= 2:
+            return True
+        r = card % 5
+        if (r <= 2 and hand[card + 1] and hand[card + 2]) or (1 <= r <= 3 and hand[card - 1] and hand[card + 1]) or (
+            r >= 2 and hand[card - 2] and hand[card - 1]
+        ):
+            return True
+        return self._complete_with(seat, card)
+
+    # -- legality ------------------------------------------------------------------
+    def legal_mask(self) -> np.ndarray:
+        if self._mask is None:
+            mask = np.zeros(NUM_ACTIONS, np.int8)
+            seat = self.current_player
+            if self.game_over:
+                pass
+            elif self.phase == DISCARD:
+                hand = self.hands[seat]
+                for k in range(NUM_TYPES):
+                    if hand[k]:
+                        mask[k] = 1
+            else:
+                mask[A_PASS] = 1
+                for a in self.steal_options(seat, self.current_discard):
+                    mask[a] = 1
+            self._mask = mask
+        return self._mask
+
+    # -- play ----------------------------------------------------------------------
+    def step(self, action: int) -> ScoreEvent | None:
+        event = self._step(action)
+        if self._pending_event is not None:
+            event = _merge(self._pending_event, event)
+            self._pending_event = None
+        return event
+
+    def _step(self, action: int) -> ScoreEvent | None:
+        self._mask = None
+        seat = self.current_player
+        if self.phase == DISCARD:
+            return self._discard(seat, action)
+        self.claims[seat] = action
+        if self.to_ask:
+            self.current_player = self.to_ask.pop(0)
+            return None
+        return self._resolve_steals()
+
+    def _discard(self, seat: int, card: int) -> ScoreEvent | None:
+        self._take(seat, card)
+        self.discards[seat, card] += 1
+        self.discard_piles[seat].append(card)
+        n = self.num_players
+        # Only players with a legal steal are asked, in seat order after the discarder.
+        asked = [s % n for s in range(seat + 1, seat + n) if self._can_steal(s % n, card)]
+        if not asked:
+            return self._next_turn(seat)
+        self.phase = STEAL
+        self.current_discard = card
+        self.discarder = seat
+        self.claims = [-1] * n
+        self.current_player = asked[0]
+        self.to_ask = asked[1:]
+        return None
+
+    def _resolve_steals(self) -> ScoreEvent | None:
+        n = self.num_players
+        card, discarder = self.current_discard, self.discarder
+        order = [(discarder + r) % n for r in range(1, n)]
+        claims = self.claims
+        # Claims are checked again here so that a hand redealt by shuffle_hidden
+        # can never make an illegal steal happen.
+        winners = [s for s in order if claims[s] > A_PASS and self._complete_with(s, card)]
+        self.phase = DISCARD
+        self.current_discard = -1
+        self.discarder = -1
+        self.claims = [-1] * n
+        self.to_ask = []
+        if winners:
+            # RULES.md [D]: a steal that completes the hand is a win by steal however it
+            # was claimed; it beats set steals; the nearest after the discarder wins.
+            w = winners[0]
+            self._steal_card(discarder, card)
+            self._give(w, card)
+            return self._win(w, by="steal")
+        setters = [s for s in order if claims[s] > A_STEAL_WIN and claims[s] in self.steal_options(s, card)]
+        if not setters:
+            return self._next_turn(discarder)
+        s = setters[0]
+        self._steal_card(discarder, card)
+        a = claims[s]
+        first = {A_STEAL_IDENTICAL: card, A_STEAL_LOWEST: card, A_STEAL_MIDDLE: card - 1, A_STEAL_HIGHEST: card - 2}[a]
+        cards = (card, card, card) if a == A_STEAL_IDENTICAL else (first, first + 1, first + 2)
+        from_hand = list(cards)
+        from_hand.remove(card)
+        for c in from_hand:
+            self._take(s, c)
+        for c in cards:
+            self.locked[s, c] += 1
+        self.locked_sets[s].append(cards)
+        # The stealer discards next; the players in between are skipped.
+        self.current_player = s
+        return None
+
+    def _steal_card(self, discarder: int, card: int) -> None:
+        self.discards[discarder, card] -= 1
+        self.discard_piles[discarder].pop()
+
+    def _next_turn(self, seat: int) -> ScoreEvent | None:
+        p = (seat + 1) % self.num_players
+        if not self.draw:
+            # RULES.md [D]: an empty draw pile ends the round with no winner and no payment.
+            return self._end_round({"round": self.round, "result": "exhausted", "ma": f"player_{self.ma}"}, [0] * self.num_players)
+        self._give(p, self.draw.pop())
+        self.current_player = p
+        self.phase = DISCARD
+        if self._complete(p):
+            # RULES.md [D]: a complete hand right after drawing wins at once.
+            return self._win(p, by="draw")
+        return None
+
+    def _win(self, winner: int, by: str) -> ScoreEvent:
+        n = self.num_players
+        ma = self.ma
+        deltas = [0] * n
+        for s in range(n):
+            if s == winner:
+                continue
+            if winner == ma:
+                owed = 4 if by == "draw" else 2
+            elif s == ma:
+                owed = 4 if by == "draw" else 2
+            else:
+                owed = 2 if by == "draw" else 1
+            # RULES.md [D]: a player who cannot pay in full pays what they have.
+            paid = min(owed, self.tokens[s])
+            deltas[s] -= paid
+            deltas[winner] += paid
+        for s in range(n):
+            self.tokens[s] += deltas[s]
+        details = {"round": self.round, "result": f"win by {by}", "winner": f"player_{winner}", "ma": f"player_{ma}"}
+        return self._end_round(details, deltas)
+
+    def _end_round(self, details: dict, deltas: list[int]) -> ScoreEvent:
+        n = self.num_players
+        event = ScoreEvent(deltas, [True] * n, details)
+        tokens = self.tokens
+        top = max(tokens)
+        tied = tokens.count(top) > 1
+        if min(tokens) == 0 or (self.round >= self.round_limit and (not tied or self.round >= self.round_limit + MAX_EXTRA_ROUNDS)):
+            # RULES.md: the game ends when a player has no tokens or at the round
+            # limit; [D] tied leaders play up to 3 extra rounds, then the tie stands.
+            self.game_over = True
+            self.current_player = -1
+            self.phase = DISCARD
+            self._mask = None
+            return event
+        self.ma = (self.ma + 1) % n
+        nxt = self._new_round()
+        return _merge(event, nxt)
+
+    # -- views -------------------------------------------------------------------
+    def _public(self, seat: int) -> np.ndarray:
+        n = self.num_players
+        v = np.zeros(self.obs_size - OBS_DISCARD, np.float32)
+        if self.phase == STEAL:
+            v[self.current_discard] = 1
+            v[OBS_PHASE - OBS_DISCARD] = 1
+        v[OBS_ROUND - OBS_DISCARD] = self.round
+        v[OBS_DRAW_PILE - OBS_DISCARD] = len(self.draw)
+        order = [(seat + r) % n for r in range(n)]
+        block = v[OBS_SEATS - OBS_DISCARD :].reshape(n, SEAT_BLOCK)
+        block[:, SEAT_DISCARDS : SEAT_DISCARDS + NUM_TYPES] = self.discards[order]
+        block[:, SEAT_LOCKED : SEAT_LOCKED + NUM_TYPES] = self.locked[order]
+        block[:, SEAT_TOKENS] = [self.tokens[s] for s in order]
+        block[:, SEAT_HAND_SIZE] = [self.hand_sizes[s] for s in order]
+        block[(self.ma - seat) % n, SEAT_IS_MA] = 1
+        if self.phase == STEAL:
+            block[(self.discarder - seat) % n, SEAT_DISCARDER] = 1
+        return v
+
+    def observe(self, seat: int) -> np.ndarray:
+        obs = np.empty(self.obs_size, np.float32)
+        obs[:NUM_TYPES] = self.hands[seat]
+        obs[NUM_TYPES:] = self._public(seat)
+        return obs
+
+    def state(self) -> np.ndarray:
+        n = self.num_players
+        draw_counts = [0] * NUM_TYPES
+        for k in self.draw:
+            draw_counts[k] += 1
+        hands = [c for h in self.hands for c in h]
+        to_act = [1 if s == self.current_player else 0 for s in range(n)]
+        claims = [c - A_PASS if c >= 0 else -1 for c in self.claims]
+        head = np.array(hands + draw_counts, np.float32)
+        return np.concatenate([head, self._public(0), np.array(claims + to_act, np.float32)])
+
+    def card_places(self) -> dict[str, list[int]]:
+        places = {}
+        for s in range(self.num_players):
+            places[f"hand {s}"] = [k for k in range(NUM_TYPES) for _ in range(self.hands[s][k])]
+            places[f"locked {s}"] = [c for cards in self.locked_sets[s] for c in cards]
+            places[f"discards {s}"] = list(self.discard_piles[s])
+        places["draw_pile"] = list(self.draw)
+        return places
+
+    def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
+        n = self.num_players
+        others = [s for s in range(n) if s != seat]
+        pool = list(self.draw)
+        for s in others:
+            pool += [k for k in range(NUM_TYPES) for _ in range(self.hands[s][k])]
+        pool = [pool[i] for i in rng.permutation(len(pool))]
+        for s in others:
+            size = self.hand_sizes[s]
+            self.hands[s] = [0] * NUM_TYPES
+            self.codes[s] = [0] * len(SUITS)
+            self.hand_sizes[s] = 0
+            for k in pool[:size]:
+                self._give(s, k)
+            pool = pool[size:]
+        self.draw = pool
+        if self.phase == STEAL:
+            # Who is still to be asked depends on the redealt hands.
+            card = self.current_discard
+            after = [(self.current_player + r) % n for r in range(1, n)]
+            after = after[: after.index(self.discarder)] if self.discarder in after else after
+            self.to_ask = [s for s in after if self._can_steal(s, card)]
+        self._mask = None
+
+    def action_name(self, action: int, seat: int) -> str:
+        if action < NUM_TYPES:
+            return f"discard {CARD_NAMES[action]}"
+        return STEAL_NAMES[action - A_PASS]
+
+    def hand_names(self, seat: int) -> list[str]:
+        return [CARD_NAMES[k] for k in range(NUM_TYPES) for _ in range(self.hands[seat][k])]
+
+    def render(self) -> str:
+        extra = f" (extra round {self.round - self.round_limit})" if self.round > self.round_limit else ""
+        lines = [f"Not Your Ma's Jong round {self.round}{extra}: Ma player_{self.ma}, draw pile {len(self.draw)}"]
+        if self.phase == STEAL and not self.game_over:
+            lines.append(f"  discard up for stealing: {CARD_NAMES[self.current_discard]} from player_{self.discarder}")
+        for s in range(self.num_players):
+            mark = ">" if s == self.current_player and not self.game_over else " "
+            locked = ["/".join(CARD_NAMES[c] for c in cards) for cards in self.locked_sets[s]]
+            lines.append(
+                f"{mark} player_{s}: tokens {self.tokens[s]}, hand {self.hand_names(s)}, "
+                f"locked {locked}, discards {[CARD_NAMES[c] for c in self.discard_piles[s]]}"
+            )
+        if self.game_over:
+            ranks = self.ranks()
+            lines.append("  game over: " + ", ".join(f"player_{s} rank {ranks[s]}" for s in range(self.num_players)))
+        return "\n".join(lines)
+
+
+def _merge(first: ScoreEvent | None, second: ScoreEvent | None) -> ScoreEvent | None:
+    """One step can end a round and see the next Ma win on the deal: report both as one event."""
+    if first is None or second is None:
+        return first or second
+    deltas = [a + b for a, b in zip(first.deltas, second.deltas)]
+    return ScoreEvent(deltas, first.players, {**first.details, "then": second.details})

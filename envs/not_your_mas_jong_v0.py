@@ -1,0 +1,149 @@
+"""Not Your Ma's Jong — draw, discard and steal to build three sets and a pair.
+
+Rules: RULES.md §4 (original: shared/seeds/not_your_mas_jong.ja.txt).
+Engine: `envs/not_your_mas_jong.py`.
+
+    from envs import not_your_mas_jong_v0
+    env = not_your_mas_jong_v0.env(num_players=4)     # 3 or 4 players, default 4
+
+| Import             | `from envs import not_your_mas_jong_v0`                    |
+|--------------------|------------------------------------------------------------|
+| Actions            | Discrete(31)                                               |
+| Parallel API       | No                                                         |
+| Manual control     | `python -m experiments.play --game not_your_mas_jong`      |
+| Agents             | `player_0 … player_{n-1}`                                  |
+| Observation shape  | (53 + 54·num_players,) float32, plus an int8 mask          |
+| State shape        | (53 + 81·num_players,)                                     |
+
+75 cards: five suits (Red, Blue, Green, Seasons, Emotions), ranks 1–5, three
+copies each. Each player starts with 10 tokens. The Ma (dealer) gets 11 cards,
+the others 10, and the Ma discards first; then, in seat order, each player
+draws one card and discards one. A *set* is three identical cards or three
+consecutive ranks of one suit (no wrap-around); a *pair* is two identical
+cards. Three sets and a pair (11 cards, locked sets included) win the round.
+A discard can be stolen to win, or to complete a set with two cards from the
+hand: the set is laid face up and locked, the stealer discards, and play goes
+on after the stealer, skipping the players in between. The winner is paid
+tokens; the Ma passes to the next seat each round.
+
+## Card notation (stacked deals, rendering)
+Card types are indexed 0–24 as 5·suit + (rank − 1):
+| index   | cards                                                     |
+|---------|-----------------------------------------------------------|
+| 0 – 4   | `Red 1` … `Red 5` (also `R1` … `R5`)                      |
+| 5 – 9   | `Blue 1` … `Blue 5` (also `B1` …)                         |
+| 10 – 14 | `Green 1` … `Green 5` (also `G1` …)                       |
+| 15 – 19 | `Spring`, `Summer`, `Autumn`, `Winter`, `Solstice`        |
+| 20 – 24 | `Love`, `Joy`, `Anger`, `Sorrow`, `Fear`                  |
+Names are case-insensitive; `Seasons 2` / `Emotions 4` name a card by rank.
+
+## Action space
+| index   | name                           | legal when                                          |
+|---------|--------------------------------|-----------------------------------------------------|
+| 0 … 24  | `discard <card>`               | discard phase, and the card type is in the hand     |
+| 25      | `pass`                         | steal decision (always offered then)                |
+| 26      | `steal win`                    | steal decision, and the discard completes the hand  |
+| 27      | `steal identical`              | steal decision, and the hand holds two of the card  |
+| 28      | `steal as lowest`              | rank ≤ 3 and the hand holds rank+1 and rank+2       |
+| 29      | `steal as middle`              | 2 ≤ rank ≤ 4 and the hand holds rank−1 and rank+1   |
+| 30      | `steal as highest`             | rank ≥ 3 and the hand holds rank−2 and rank−1       |
+(28–30: same suit as the discard.) Names do not depend on the seat;
+`env.unwrapped.action_name(a)` / `action_from_name("discard Red 3")` translate.
+
+## Turn order and steal decisions
+In the *discard phase* the player to act discards. Then every other player
+who has a legal steal on that card is asked, one at a time, in seat order
+after the discarder (the *steal phase*). Players with no legal steal are not
+asked, so a discard nobody can use costs no agent steps. Decisions are
+hidden: no observation shows another player's decision. When all have
+answered, the claims are resolved: a claim by a player whom the card
+completes is a win by steal and beats every set claim; among equal claims the
+player nearest after the discarder gets the card. With no claims, the next
+player draws; a complete hand right after drawing wins at once.
+
+## Observation (seat-relative: "seat r" is r seats after the observer)
+| index                  | meaning                                                          |
+|------------------------|------------------------------------------------------------------|
+| 0 … 24                 | own concealed hand: count of each card type                      |
+| 25 … 49                | discard waiting for steal decisions: one-hot (all 0 otherwise)   |
+| 50                     | phase: 0 = discard, 1 = steal decision                           |
+| 51                     | round number (1-based; extra rounds go past the limit)           |
+| 52                     | cards left in the draw pile                                      |
+| 53 + 54r + 0 … 24      | seat r: its discard pile, count per card type                    |
+| 53 + 54r + 25 … 49     | seat r: cards in its locked sets, count per card type            |
+| 53 + 54r + 50          | seat r: tokens                                                   |
+| 53 + 54r + 51          | seat r: concealed cards held                                     |
+| 53 + 54r + 52          | seat r: is the Ma (0/1)                                          |
+| 53 + 54r + 53          | seat r: made the discard waiting for steal decisions (0/1)       |
+Nothing else: no other hand, no draw-pile order, no other player's steal
+decision. The offsets are exported by the engine module (`OBS_*`, `SEAT_*`).
+`state()` is the global view for centralised critics: every concealed hand
+(25 counts per seat, absolute order), the draw pile's counts, the block above
+from 25 on as seen by `player_0`, each seat's pending steal decision on the
+current discard (action − 25, −1 when none), and the seat to act (one-hot).
+
+## Rewards
+Score = tokens. At each payment every player gets its token change minus the
+mean change, so rewards sum to zero. Payments (the winner is paid):
+| winner | won by | Ma pays | every other player pays |
+|--------|--------|---------|-------------------------|
+| Ma     | steal  | —       | 2 each                  |
+| Ma     | draw   | —       | 4 each                  |
+| not Ma | steal  | 2       | 1                       |
+| not Ma | draw   | 4       | 2                       |
+A round that ends on an empty draw pile gives an event with zero changes.
+`infos` then holds `score_changes`, `scores`, `round`, `result` ("win by
+draw", "win by steal" or "exhausted"), `ma` and `winner`; when a step ends a
+round and the next Ma wins on the deal, both rounds come as one event (the
+second under `then`). At the end of the game, also `final_scores` and
+`final_ranks` (1 = most tokens, ties share).
+
+## Rule options
+None: RULES.md fixes 10 tokens each, the hand sizes and the round limits.
+
+## Decisions from RULES.md [D]
+* Seats: "right" / the next player is the next seat index.
+* The Seasons cards are Spring, Summer, Autumn, Winter, Solstice and the
+  Emotions cards Love, Joy, Anger, Sorrow, Fear (ranks 1–5 in that order).
+* Sequences are allowed in every suit, Seasons and Emotions included; no
+  wrap-around.
+* `player_0` is the Ma of round 1; the Ma passes to the next seat each round.
+* A player whose hand is complete right after drawing wins at once; so does
+  a Ma dealt a complete hand, as a win by draw. (`reset()` cannot report it:
+  the payment is made at once and its event comes with the first `step()`.)
+* A steal that completes the stealer's hand is a win by steal, whichever way
+  it is claimed.
+* Steal decisions are taken in seat order after the discarder, without
+  seeing the others'; a winning steal beats a set steal; among equal claims
+  the player nearest after the discarder gets the card. Mistaken steals are
+  masked out, so the mistaken-call penalty never arises.
+* An empty draw pile when a player must draw ends the round with no winner
+  and no payment (the round still counts towards the limit).
+* A player who cannot pay in full pays what they have.
+* The game ends when a player has no tokens, or after 8 rounds (4 players) /
+  9 rounds (3 players); tied leaders then play extra rounds, all players
+  seated, until the tie breaks, at most 3, after which the tie stands.
+
+## Stacked deals
+`env.reset(seed=s, options={"deal": {"hands": [[...], ...], "draw_pile": [...]}})`
+fixes the first round: one hand per seat (`player_0` is the Ma and gets 11
+cards, the others 10) and the top of the draw pile, top first. Cards the deal
+does not name are shuffled (with `seed`) under the named ones. A deal that
+does not fit the 75-card deck, has a hand of the wrong size or names an
+unknown card raises ValueError saying so. Later rounds are dealt from the
+seeded RNG.
+
+## Bad input
+An action of the wrong type raises TypeError, one outside the space
+ValueError. A masked-out action: `raw_env` raises ValueError; `env()` ends
+the game, the offender gets −1 and `infos[*]["illegal_move"]` names it
+(PettingZoo classic's convention).
+
+## Version history
+* v0: first release.
+"""
+
+from envs.adapter import make_env_api
+from envs.not_your_mas_jong import NotYourMasJong
+
+raw_env, env = make_env_api(NotYourMasJong, __name__, __doc__)
