@@ -82,6 +82,7 @@ class Deadfall(Engine):
         # Every hand and every face-down door card, the set-aside counts, then
         # the public part of player_0's view.
         self.state_size = NUM_RANKS * n + NUM_RANKS + n + 5 + SEAT_BLOCK * n
+        self._rotations = [[(seat + r) % n for r in range(n)] for seat in range(n)]
 
     # -- set-up ----------------------------------------------------------------
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
@@ -111,6 +112,7 @@ class Deadfall(Engine):
         self.stack_counts = [[0] * NUM_RANKS for _ in range(n)]
         self.played_counts = [0] * NUM_RANKS
         self.tops = [0] * n
+        self.first_door = [0] * n
         self.door_picks = [0] * n  # face-down door cards of the current layer
         if deal is None:
             order = [DECK[i] for i in self.rng.permutation(len(DECK))]
@@ -218,6 +220,8 @@ class Deadfall(Engine):
         self.stack_counts[seat][rank - 1] += 1
         self.played_counts[rank - 1] += 1
         self.tops[seat] = rank
+        if not self.first_door[seat]:
+            self.first_door[seat] = rank
 
     def _reveal_layer(self) -> None:
         picks = {s: r for s, r in enumerate(self.door_picks) if r}
@@ -228,8 +232,8 @@ class Deadfall(Engine):
         lowest = [s for s, r in picks.items() if r == low]
         if len(lowest) > 1 and self.layer > 1:
             # RULES.md: among players tied on a later layer, the lowest first door card starts.
-            first = min(self.stacks[s][0] for s in lowest)
-            lowest = [s for s in lowest if self.stacks[s][0] == first]
+            first = min(self.first_door[s] for s in lowest)
+            lowest = [s for s in lowest if self.first_door[s] == first]
         if len(lowest) == 1:
             self._start_play(lowest[0])
             return
@@ -286,28 +290,21 @@ class Deadfall(Engine):
 
     # -- views -------------------------------------------------------------------
     def _public(self, seat: int) -> list[float]:
-        n = self.num_players
-        v = [self.pot, self.hand_number, self.phase, self.layer]
         cur, starter, picks = self.current_player, self.starter, self.door_picks
-        v.append(picks[seat])
-        for r in range(n):
-            s = (seat + r) % n
-            stack = self.stacks[s]
-            v += [
-                self.chips[s],
-                self.hand_sizes[s],
-                self.tops[s],
-                stack[0] if stack else 0,
-                s == cur,
-                s == starter,
-                picks[s] != 0,
-            ]
-            v += self.stack_counts[s]
+        chips, sizes, tops, firsts, counts = self.chips, self.hand_sizes, self.tops, self.first_door, self.stack_counts
+        v = [self.pot, self.hand_number, self.phase, self.layer, picks[seat]]
+        for s in self._rotations[seat]:
+            # ints, not bools: np.array converts a list of bools and ints much more slowly
+            v += (chips[s], sizes[s], tops[s], firsts[s], 1 if s == cur else 0, 1 if s == starter else 0, 1 if picks[s] else 0)
+            v += counts[s]
         return v
 
     def _unseen(self, seat: int) -> list[int]:
-        hand, played, pick = self.hands[seat], self.played_counts, self.door_picks[seat]
-        return [RANKS[i] - played[i] - hand[i] - (pick == RANKS[i]) for i in range(NUM_RANKS)]
+        unseen = [t - p - h for t, p, h in zip(RANKS, self.played_counts, self.hands[seat])]
+        pick = self.door_picks[seat]
+        if pick:
+            unseen[pick - 1] -= 1
+        return unseen
 
     def observe(self, seat: int) -> np.ndarray:
         return np.array(self.hands[seat] + self._unseen(seat) + self._public(seat), dtype=np.float32)
