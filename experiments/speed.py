@@ -1,0 +1,102 @@
+"""Random-play speed of every env, with PettingZoo's leduc_holdem_v4 as a peer in the same run.
+
+    python -m experiments.speed                     # all games, 5 repeats of 1 s each
+    python -m experiments.speed --games neu --seconds 2 --repeats 7
+
+Every env is driven by the same loop: ``agent_iter`` / ``last`` / a uniform
+legal action / ``step``, resetting when a game ends, on one core. It prints
+agent-steps per second (median over repeats, with min-max) for each game's
+``env()`` and ``raw_env``, and the ratio of ``env()`` to leduc_holdem_v4.
+Machines are shared and noisy: compare medians and ratios, not single runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+import warnings
+from typing import Callable
+
+import numpy as np
+
+import envs
+
+
+def steps_per_second(make: Callable, seconds: float, seed: int) -> float:
+    env = make()
+    env.reset(seed=seed)
+    rnd = random.Random(seed)
+    steps = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        for _ in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                action = None
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                action = int(legal[int(rnd.random() * len(legal))])
+            env.step(action)
+            steps += 1
+        if time.perf_counter() >= deadline:
+            return steps / (time.perf_counter() - start)
+        env.reset()
+
+
+def leduc_maker() -> Callable | None:
+    try:
+        from pettingzoo.classic import leduc_holdem_v4
+    except Exception:  # the classic extra (rlcard) is optional
+        return None
+    return leduc_holdem_v4.env
+
+
+def measure(make: Callable, seconds: float, repeats: int) -> list[float]:
+    return [steps_per_second(make, seconds, seed) for seed in range(repeats)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.speed", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", default=",".join(envs.available_games()), help="comma-separated games (default: all available)")
+    parser.add_argument("--seconds", type=float, default=1.0, help="length of one timed repeat")
+    parser.add_argument("--repeats", type=int, default=5, help="timed repeats per env (the median is reported)")
+    args = parser.parse_args(argv)
+    games = [g.strip() for g in args.games.split(",") if g.strip()]
+    valid = envs.available_games()
+    bad = [g for g in games if g not in valid]
+    if bad:
+        parser.error(f"unknown game(s) {', '.join(bad)}; valid games: {', '.join(valid)}")
+    if args.seconds <= 0 or args.repeats < 1:
+        parser.error("--seconds must be > 0 and --repeats >= 1")
+    warnings.simplefilter("ignore")
+
+    rows = []
+    leduc = leduc_maker()
+    leduc_median = None
+    if leduc is not None:
+        runs = measure(leduc, args.seconds, args.repeats)
+        leduc_median = statistics.median(runs)
+        rows.append(("leduc_holdem_v4 (peer)", "env()", runs))
+    else:
+        print("leduc_holdem_v4 not available (pip install 'pettingzoo[classic]'); no peer ratio.")
+    for game in games:
+        mod = envs.module(game)
+        for label, make in (("env()", mod.env), ("raw_env", mod.raw_env)):
+            rows.append((game, label, measure(make, args.seconds, args.repeats)))
+
+    print(f"\nagent-steps per second, random legal play, one core, median of {args.repeats} x {args.seconds:g} s")
+    print(f"| env | API | median steps/s | min - max | vs leduc env() |")
+    print("|---|---|---:|---:|---:|")
+    for name, label, runs in rows:
+        med = statistics.median(runs)
+        ratio = f"{med / leduc_median:.1f}x" if leduc_median else "n/a"
+        print(f"| {name} | {label} | {med:,.0f} | {min(runs):,.0f} - {max(runs):,.0f} | {ratio} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
