@@ -19,7 +19,8 @@ An engine is a plain object:
 * ``observe(seat)`` / ``state()`` build float32 vectors of fixed size
   ``obs_size`` / ``state_size``: what that seat may know, and everything.
 * ``action_name(action, seat)`` / ``action_from_name(name, seat)`` translate.
-* ``render()`` returns the table as text; ``ranks()`` the final ranks.
+* ``render()`` returns the whole table as text (a spectator's view);
+  ``view(seat)`` what one seat may see; ``ranks()`` the final ranks.
 * ``deck`` (tuple of card ids) and ``card_places()`` (place name -> list of
   card ids, e.g. ``"hand 0"``, ``"draw_pile"``) let tests check that every card
   is in exactly one place.
@@ -158,6 +159,15 @@ class Engine:
 
     def render(self) -> str:
         raise NotImplementedError
+
+    def view(self, seat: int) -> str:
+        """What `seat` may see, as text, for a human player (never another hand).
+
+        Games override this with a readable table; the fallback prints the
+        seat's own observation vector, which by construction hides nothing it should not.
+        """
+        values = " ".join(f"{v:g}" for v in self.observe(seat))
+        return f"{self.game_name}: you are player_{seat}; your observation: {values}"
 
     deck: tuple[int, ...] = ()
 

@@ -283,6 +283,17 @@ class Neu(Engine):
     def hand_names(self, seat: int) -> list[str]:
         return [KIND_NAMES[k] for k in range(NUM_KINDS) for _ in range(self.hands[seat][k])]
 
+    def view(self, seat: int) -> str:
+        direction = "clockwise" if self.direction == 1 else "counter-clockwise"
+        lines = [f"Neu round {self.round}: total {self.total}, {direction}, draw pile {len(self.draw)}"]
+        for s in range(self.num_players):
+            state = "out" if self.out[s] else f"chips {self.chips[s]}, {self.hand_sizes[s]} cards"
+            you = " (you)" if s == seat else ""
+            lines.append(f"  player_{s}{you}: {state}")
+        owes = " - you owe two plays (no Double first)" if self.current_player == seat and self.owed == 2 else ""
+        lines.append(f"Your hand: {', '.join(self.hand_names(seat))}{owes}")
+        return "\n".join(lines)
+
     def render(self) -> str:
         direction = "clockwise" if self.direction == 1 else "counter-clockwise"
         lines = [f"Neu round {self.round}: total {self.total}, {direction}, draw pile {len(self.draw)}"]

@@ -1,0 +1,133 @@
+"""Play a game in the terminal against bots, or watch bots play.
+
+    python -m experiments.play --game neu --players 4 --human 0
+    python -m experiments.play --game neu --human none          # watch a whole game
+    python -m experiments.play --game deadfall --human 0,2 --bots random
+
+A human sees only their own seat's view (``Engine.view``): their hand and the
+public table, never another hand. Type a move by its number in the list or by
+its name ("play 50", "shot player_2"); anything else gets a message and the
+question again. Ctrl-D or "quit" leaves.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable
+
+import numpy as np
+
+import envs
+from experiments.cli import ArgumentParser
+from agents import AGENT_KINDS, make_agent
+
+
+def parse_humans(text: str, num_players: int) -> set[int]:
+    if text.strip().lower() == "none":
+        return set()
+    seats = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or not 0 <= int(part) < num_players:
+            raise ValueError(f"--human takes seat numbers 0..{num_players - 1} separated by commas, or 'none'; got {text!r}")
+        seats.add(int(part))
+    return seats
+
+
+def ask(env, agent: str, legal: list[int], read: Callable[[str], str], write: Callable[[str], None]) -> int | None:
+    u = env.unwrapped
+    names = [u.action_name(a) for a in legal]
+    write(u.game.view(u._seat[agent]))
+    write("Your moves: " + "  ".join(f"[{i}] {name}" for i, name in enumerate(names)))
+    while True:
+        try:
+            answer = read(f"{agent}> ").strip()
+        except EOFError:
+            return None
+        if answer.lower() in ("quit", "exit", "q"):
+            return None
+        if answer.isdigit() and int(answer) < len(legal):
+            return legal[int(answer)]
+        lowered = [n.lower() for n in names]
+        if answer.lower() in lowered:
+            return legal[lowered.index(answer.lower())]
+        write(f"{answer!r} is not one of your moves; type a number 0-{len(legal) - 1} or a name such as {names[0]!r}.")
+
+
+def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay: float = 0.0,
+         read: Callable[[str], str] = input, write: Callable[[str], None] = print) -> dict | None:
+    env = envs.make(game, num_players=players)
+    env.reset(seed=seed)
+    u = env.unwrapped
+    bot_agents = {
+        a: make_agent(bots, game, players, seed=seed * 100 + i)
+        for i, a in enumerate(env.possible_agents)
+        if i not in humans
+    }
+    write(f"{game} with {players} players; humans: {sorted(humans) or 'none'}; bots: {bots}")
+    final = None
+    for agent in env.agent_iter():
+        obs, _, term, trunc, info = env.last()
+        if "final_ranks" in info:
+            final = info
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = [int(a) for a in np.flatnonzero(obs["action_mask"])]
+        if u._seat[agent] in humans:
+            action = ask(env, agent, legal, read, write)
+            if action is None:
+                write("Left the game.")
+                return None
+        else:
+            action = bot_agents[agent].act(obs)
+            if not humans:
+                write(u.game.render())
+        write(f"{agent}: {u.action_name(action)}")
+        env.step(action)
+        for a, inf in env.infos.items():
+            if "score_changes" in inf:
+                changes = {k: v for k, v in inf["score_changes"].items() if v}
+                write(f"  scores change: {changes or 'none'}; now {inf['scores']}")
+                break
+        if delay:
+            time.sleep(delay)
+    if final:
+        ranking = sorted(final["final_ranks"], key=final["final_ranks"].get)
+        write("Game over. Ranking: " + ", ".join(f"{a} ({final['final_scores'][a]})" for a in ranking))
+    return final
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = ArgumentParser(prog="python -m experiments.play", description="Play cardzoo games in the terminal.")
+    parser.add_argument("--game", required=True, help=f"one of: {', '.join(envs.available_games())}")
+    parser.add_argument("--players", type=int, default=None, help="number of players (default: the game's default)")
+    parser.add_argument("--human", default="0", help="seat(s) played by a human, e.g. 0 or 0,2, or 'none' to watch")
+    parser.add_argument("--bots", default="heuristic", help=f"agent kind for the other seats: {', '.join(AGENT_KINDS)}")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to pause after each move")
+    args = parser.parse_args(argv)
+    if args.game not in envs.available_games():
+        parser.error(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
+    engine = envs.module(args.game).raw_env.engine_cls
+    players = engine.default_players if args.players is None else args.players
+    if not engine.min_players <= players <= engine.max_players:
+        parser.error(f"{args.game} takes {engine.min_players} to {engine.max_players} players, got {players}")
+    try:
+        humans = parse_humans(args.human, players)
+    except ValueError as e:
+        parser.error(str(e))
+    try:
+        make_agent(args.bots, args.game, players)
+    except (ValueError, FileNotFoundError, ImportError) as e:
+        if args.bots not in AGENT_KINDS:
+            parser.error(str(e))
+        print(f"note: {e}; the bots play at random instead")
+        args.bots = "random"
+    play(args.game, players, humans, args.bots, args.seed, args.delay)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
