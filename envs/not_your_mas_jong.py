@@ -55,6 +55,9 @@ A_STEAL_HIGHEST = 30
 NUM_ACTIONS = 31
 STEAL_NAMES = ("pass", "steal win", "steal identical", "steal as lowest", "steal as middle", "steal as highest")
 
+_ONE_IF_HELD = bytes([0, 1, 1, 1]) + bytes(252)  # bytes.translate table: count -> 0/1
+_NO_STEALS = bytes(NUM_ACTIONS - NUM_TYPES)
+
 # Phases
 DISCARD, STEAL = 0, 1
 
@@ -268,9 +271,12 @@ class NotYourMasJong(Engine):
         self.hands = [[0] * NUM_TYPES for _ in range(n)]
         self.codes = [[0] * len(SUITS) for _ in range(n)]
         self.hand_sizes = [0] * n
-        self.locked = np.zeros((n, NUM_TYPES), np.int8)
+        # The public table: one observation block per seat (absolute order), kept
+        # up to date as cards move so that observe() only has to rotate it.
+        self.table = np.zeros((n, SEAT_BLOCK), np.float32)
+        self.table[:, SEAT_TOKENS] = self.tokens
+        self.table[self.ma, SEAT_IS_MA] = 1
         self.locked_sets: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
-        self.discards = np.zeros((n, NUM_TYPES), np.int8)
         self.discard_piles: list[list[int]] = [[] for _ in range(n)]
         self.phase = DISCARD
         self.current_discard = -1
@@ -376,10 +382,7 @@ class NotYourMasJong(Engine):
             if self.game_over:
                 pass
             elif self.phase == DISCARD:
-                hand = self.hands[seat]
-                for k in range(NUM_TYPES):
-                    if hand[k]:
-                        mask[k] = 1
+                mask = np.frombuffer(bytearray(bytes(self.hands[seat]).translate(_ONE_IF_HELD) + _NO_STEALS), np.int8)
             else:
                 mask[A_PASS] = 1
                 for a in self.steal_options(seat, self.current_discard):
@@ -408,7 +411,7 @@ class NotYourMasJong(Engine):
 
     def _discard(self, seat: int, card: int) -> ScoreEvent | None:
         self._take(seat, card)
-        self.discards[seat, card] += 1
+        self.table[seat, SEAT_DISCARDS + card] += 1
         self.discard_piles[seat].append(card)
         n = self.num_players
         # Only players with a legal steal are asked, in seat order after the discarder.
@@ -418,6 +421,7 @@ class NotYourMasJong(Engine):
         self.phase = STEAL
         self.current_discard = card
         self.discarder = seat
+        self.table[seat, SEAT_DISCARDER] = 1
         self.claims = [-1] * n
         self.current_player = asked[0]
         self.to_ask = asked[1:]
@@ -433,6 +437,7 @@ class NotYourMasJong(Engine):
         winners = [s for s in order if claims[s] > A_PASS and self._complete_with(s, card)]
         self.phase = DISCARD
         self.current_discard = -1
+        self.table[discarder, SEAT_DISCARDER] = 0
         self.discarder = -1
         self.claims = [-1] * n
         self.to_ask = []
@@ -456,14 +461,14 @@ class NotYourMasJong(Engine):
         for c in from_hand:
             self._take(s, c)
         for c in cards:
-            self.locked[s, c] += 1
+            self.table[s, SEAT_LOCKED + c] += 1
         self.locked_sets[s].append(cards)
         # The stealer discards next; the players in between are skipped.
         self.current_player = s
         return None
 
     def _steal_card(self, discarder: int, card: int) -> None:
-        self.discards[discarder, card] -= 1
+        self.table[discarder, SEAT_DISCARDS + card] -= 1
         self.discard_piles[discarder].pop()
 
     def _next_turn(self, seat: int) -> ScoreEvent | None:
@@ -498,6 +503,7 @@ class NotYourMasJong(Engine):
             deltas[winner] += paid
         for s in range(n):
             self.tokens[s] += deltas[s]
+        self.table[:, SEAT_TOKENS] = self.tokens
         details = {"round": self.round, "result": f"win by {by}", "winner": f"player_{winner}", "ma": f"player_{ma}"}
         return self._end_round(details, deltas)
 
@@ -520,29 +526,31 @@ class NotYourMasJong(Engine):
         return _merge(event, nxt)
 
     # -- views -------------------------------------------------------------------
-    def _public(self, seat: int) -> np.ndarray:
+    def _public_into(self, out: np.ndarray, seat: int) -> None:
+        """Write everything `seat` may see except its own hand (observation index 25 on)."""
         n = self.num_players
-        v = np.zeros(self.obs_size - OBS_DISCARD, np.float32)
+        out[: OBS_PHASE - OBS_DISCARD] = 0
         if self.phase == STEAL:
-            v[self.current_discard] = 1
-            v[OBS_PHASE - OBS_DISCARD] = 1
-        v[OBS_ROUND - OBS_DISCARD] = self.round
-        v[OBS_DRAW_PILE - OBS_DISCARD] = len(self.draw)
-        order = [(seat + r) % n for r in range(n)]
-        block = v[OBS_SEATS - OBS_DISCARD :].reshape(n, SEAT_BLOCK)
-        block[:, SEAT_DISCARDS : SEAT_DISCARDS + NUM_TYPES] = self.discards[order]
-        block[:, SEAT_LOCKED : SEAT_LOCKED + NUM_TYPES] = self.locked[order]
-        block[:, SEAT_TOKENS] = [self.tokens[s] for s in order]
-        block[:, SEAT_HAND_SIZE] = [self.hand_sizes[s] for s in order]
-        block[(self.ma - seat) % n, SEAT_IS_MA] = 1
-        if self.phase == STEAL:
-            block[(self.discarder - seat) % n, SEAT_DISCARDER] = 1
-        return v
+            out[self.current_discard] = 1
+            out[OBS_PHASE - OBS_DISCARD] = 1
+        else:
+            out[OBS_PHASE - OBS_DISCARD] = 0
+        out[OBS_ROUND - OBS_DISCARD] = self.round
+        out[OBS_DRAW_PILE - OBS_DISCARD] = len(self.draw)
+        table = self.table
+        table[:, SEAT_HAND_SIZE] = self.hand_sizes
+        flat = table.ravel()
+        # Seat-relative order is a rotation of the absolute table.
+        cut = SEAT_BLOCK * seat
+        rest = SEAT_BLOCK * n - cut
+        base = OBS_SEATS - OBS_DISCARD
+        out[base : base + rest] = flat[cut:]
+        out[base + rest :] = flat[:cut]
 
     def observe(self, seat: int) -> np.ndarray:
         obs = np.empty(self.obs_size, np.float32)
         obs[:NUM_TYPES] = self.hands[seat]
-        obs[NUM_TYPES:] = self._public(seat)
+        self._public_into(obs[NUM_TYPES:], seat)
         return obs
 
     def state(self) -> np.ndarray:
@@ -553,8 +561,12 @@ class NotYourMasJong(Engine):
         hands = [c for h in self.hands for c in h]
         to_act = [1 if s == self.current_player else 0 for s in range(n)]
         claims = [c - A_PASS if c >= 0 else -1 for c in self.claims]
-        head = np.array(hands + draw_counts, np.float32)
-        return np.concatenate([head, self._public(0), np.array(claims + to_act, np.float32)])
+        out = np.empty(self.state_size, np.float32)
+        head = NUM_TYPES * (n + 1)
+        out[:head] = hands + draw_counts
+        self._public_into(out[head : head + self.obs_size - OBS_DISCARD], 0)
+        out[head + self.obs_size - OBS_DISCARD :] = claims + to_act
+        return out
 
     def card_places(self) -> dict[str, list[int]]:
         places = {}
