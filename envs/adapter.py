@@ -141,19 +141,22 @@ class CardGameEnv(AECEnv):
             return
         self._cumulative_rewards[agent] = 0.0
         event = game.step(a)
-        if event is not None:
-            self._score(event)
-        elif self._infos_dirty:
-            self.infos = {k: {} for k in self.agents}
-            self._infos_dirty = False
-        if game.game_over:
-            self._finish()
+        if event is None:
+            if self._infos_dirty:
+                self.infos = {k: {} for k in self.agents}
+                self._infos_dirty = False
+            # Nothing was scored, so nobody was eliminated and nobody waits on a None step.
+            self.agent_selection = self.possible_agents[game.current_player]
         else:
-            out = game.out
-            for k in self.agents:
-                if out[self._seat[k]]:
-                    self.terminations[k] = True
-        self._select_next()
+            self._score(event)
+            if game.game_over:
+                self._finish()
+            else:
+                out = game.out
+                for k in self.agents:
+                    if out[self._seat[k]]:
+                        self.terminations[k] = True
+            self._select_next()
         if self.render_mode == "human":
             self.render()
 

@@ -192,9 +192,10 @@ class Neu(Engine):
         else:
             self.current_player = self._next_seat(seat, self.direction)
             self.owed = 1
-        self._mask = None
-        if not any(self.legal_mask()):
+        legal = self._legal_list()
+        if 1 not in legal:
             return self._lose(self.current_player)
+        self._mask = np.array(legal, dtype=np.int8)
         return None
 
     def _draw(self, seat: int) -> None:

@@ -7,12 +7,13 @@ Every env is driven by the same loop: ``agent_iter`` / ``last`` / a uniform
 legal action / ``step``, resetting when a game ends, on one core. It prints
 agent-steps per second (median over repeats, with min-max) for each game's
 ``env()`` and ``raw_env``, and the ratio of ``env()`` to leduc_holdem_v4.
+Time is this process's CPU time, so the figure is per core even when other
+processes share the machine.
 Machines are shared and noisy: compare medians and ratios, not single runs.
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import sys
@@ -23,6 +24,7 @@ from typing import Callable
 import numpy as np
 
 import envs
+from experiments.cli import ArgumentParser
 
 
 def steps_per_second(make: Callable, seconds: float, seed: int) -> float:
@@ -30,7 +32,10 @@ def steps_per_second(make: Callable, seconds: float, seed: int) -> float:
     env.reset(seed=seed)
     rnd = random.Random(seed)
     steps = 0
-    start = time.perf_counter()
+    # CPU time of this process, not wall time: on a shared machine the other
+    # processes' load then changes the numbers much less.
+    clock = time.process_time
+    start = clock()
     deadline = start + seconds
     while True:
         for _ in env.agent_iter():
@@ -42,8 +47,8 @@ def steps_per_second(make: Callable, seconds: float, seed: int) -> float:
                 action = int(legal[int(rnd.random() * len(legal))])
             env.step(action)
             steps += 1
-        if time.perf_counter() >= deadline:
-            return steps / (time.perf_counter() - start)
+        if clock() >= deadline:
+            return steps / (clock() - start)
         env.reset()
 
 
@@ -60,7 +65,7 @@ def measure(make: Callable, seconds: float, repeats: int) -> list[float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.speed", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m experiments.speed", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", default=",".join(envs.available_games()), help="comma-separated games (default: all available)")
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one timed repeat")
     parser.add_argument("--repeats", type=int, default=5, help="timed repeats per env (the median is reported)")
@@ -88,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         for label, make in (("env()", mod.env), ("raw_env", mod.raw_env)):
             rows.append((game, label, measure(make, args.seconds, args.repeats)))
 
-    print(f"\nagent-steps per second, random legal play, one core, median of {args.repeats} x {args.seconds:g} s")
+    print(f"\nagent-steps per CPU-second, random legal play, one core, median of {args.repeats} x {args.seconds:g} s")
     print(f"| env | API | median steps/s | min - max | vs leduc env() |")
     print("|---|---|---:|---:|---:|")
     for name, label, runs in rows:
