@@ -619,3 +619,38 @@ def test_render_shows_the_table():
     play(env, "play 3")
     text = env.render()
     assert "door cards, layer 1" in text and "face down: 3" in text and "> player_1" in text
+
+
+# -- heuristic ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_heuristic_plays_legally_and_beats_random(n):
+    from agents.base import RandomAgent
+    from agents.heuristic import heuristic_class
+
+    heuristic, others = [], []
+    for gi in range(24):
+        g = Deadfall(n)
+        g.reset(np.random.default_rng(gi))
+        seat = gi % n
+        bots = [heuristic_class("deadfall")("deadfall", n, gi) if s == seat else RandomAgent("deadfall", n, gi * 10 + s) for s in range(n)]
+        while not g.game_over:
+            s = g.current_player
+            a = bots[s].act({"observation": g.observe(s), "action_mask": g.legal_mask()})
+            assert g.legal_mask()[a], f"heuristic chose an illegal action {a}"
+            g.step(a)
+        heuristic.append(g.chips[seat] - 50)
+        others += [g.chips[s] - 50 for s in range(n) if s != seat]
+    assert np.mean(heuristic) > np.mean(others) + 5
+
+
+def test_heuristic_starts_with_its_1_and_calls_a_dead_that_cannot_fail():
+    from agents.heuristic.deadfall import DeadfallHeuristic
+
+    env, g = fresh(deal={"hands": [[6, 1] + FILL, [2, 6] + FILL, [2, 6] + FILL, [5, 6] + FILL]})
+    bot = DeadfallHeuristic("deadfall", 4, 0)
+    assert env.unwrapped.action_name(bot.act(env.observe("player_0"))) == "play 1"
+    door_layer(env, [1, 2, 2, 5])
+    # both 2s are on the table: DEAD 2 cannot fail (target: player_2, nearest to the right)
+    assert env.unwrapped.action_name(bot.act(env.observe("player_0"))) == "DEAD 2"
