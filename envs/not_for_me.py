@@ -142,6 +142,23 @@ def _is_marks(x) -> bool:
     return isinstance(x, (list, tuple)) and len(x) == NUMBERS and all(_is_count(m, 0) for m in x)
 
 
+_PLAYS: dict[tuple, list[int]] = {}  # memo of _number_plays; bounded by the few values each key takes
+
+
+def _number_plays(copies: int, v: int, held: int, wilds: int, c: int, more: bool, size: int) -> list[int]:
+    """Legal plays of number v: `more` = empty field or v below the field number, else v above it."""
+    step = NUM_WILDS + 1
+    base = (v - 1) * copies * step
+    low, high = (c + 1, held + wilds) if more else (c, c)
+    out = []
+    for k in range(max(low, 1), high + 1):
+        for w in range(max(0, k - held), min(wilds, k - 1) + 1):
+            if w and k == size:
+                continue  # you cannot go out on a wild
+            out.append(base + (k - w - 1) * step + w)
+    return out
+
+
 class NotForMe(Engine):
     game_name = "not_for_me"
     min_players, max_players, default_players = 2, 5, 4
@@ -172,6 +189,7 @@ class NotForMe(Engine):
         self.num_actions = self.layout.size
         self.obs_size = OBS_SEATS + SEAT_FIELDS * n
         self.state_size = NUM_KINDS * n + NUM_KINDS + 1 + self.obs_size - NUM_KINDS
+        self._offers = [list(range(self.layout.for_you_action(v, 1), self.layout.for_you_action(v, n - 1) + 1)) for v in range(1, NUMBERS + 1)]
         self.out = [False] * n
         self._names: dict[int, dict[str, int]] = {}
 
@@ -250,9 +268,10 @@ class NotForMe(Engine):
     # -- legality ------------------------------------------------------------
     def legal_mask(self) -> np.ndarray:
         if self._mask is None:
-            mask = np.zeros(self.num_actions, dtype=np.int8)
-            mask[self._legal_actions()] = 1
-            self._mask = mask
+            mask = bytearray(self.num_actions)  # faster than np.zeros + fancy indexing for a few moves
+            for a in self._legal_actions():
+                mask[a] = 1
+            self._mask = np.frombuffer(mask, dtype=np.int8)
         return self._mask
 
     def _legal_actions(self) -> list[int]:
@@ -269,26 +288,18 @@ class NotForMe(Engine):
         size = self.hand_sizes[seat]
         wilds = hand[WILD]
         c, fv = self.field_count, self.field_number
+        copies = L.copies
         legal = []
-        step = NUM_WILDS + 1
         for v in range(1, NUMBERS + 1):
             held = hand[v - 1]
-            if not held:
+            if not held or v == fv:
                 continue
-            base = (v - 1) * L.copies * step
-            if c == 0 or v < fv:
-                low = c + 1  # more cards (any number on an empty field)
-                high = held + wilds
-            elif v > fv:
-                low = high = c  # same count, higher number
-            else:
-                continue
-            for k in range(max(low, 1), high + 1):
-                for w in range(max(0, k - held), min(wilds, k - 1) + 1):
-                    # You cannot go out on a wild.
-                    if w and k == size:
-                        continue
-                    legal.append(base + (k - w - 1) * step + w)
+            # Only the size matters for "no going out on a wild", and only when it can be reached.
+            key = (copies, v, held, wilds, c, c == 0 or v < fv, size if size <= held + wilds else 0)
+            plays = _PLAYS.get(key)
+            if plays is None:
+                plays = _PLAYS[key] = _number_plays(*key)
+            legal += plays
         # Wilds only count as 7s: legal on an empty field, or on the same count below 7.
         if wilds:
             if c == 0:
@@ -297,11 +308,10 @@ class NotForMe(Engine):
                 legal.append(L.wilds + c - 1)
         if c:
             # For You (RULES.md [D]: only when the field is not empty; wilds are never given).
-            n = self.num_players
+            offers = self._offers
             for v in range(NUMBERS):
                 if hand[v]:
-                    base = L.for_you + v * (n - 1)
-                    legal.extend(range(base, base + n - 1))
+                    legal += offers[v]
         if not legal:
             legal.append(L.plain_pass)  # RULES.md [D]: no legal play and no number card to offer
         return legal
