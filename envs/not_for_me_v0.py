@@ -115,8 +115,12 @@ zero rewards). At the end of the game, also `final_scores` and `final_ranks`
   says `round_truncated`.
 
 Choices of this implementation, where RULES.md is silent:
+* On a non-empty field For You is always allowed, whether or not a play is
+  legal: it replaces the pass, and RULES.md sets no other condition.
 * A truncated round counts as one of the `rounds`; the next round is started by
   the seat after the truncated round's start player.
+* The tie-break counts the player who went out (0 points) among the tied only
+  when nobody scored; it then comes last, so the next seat clockwise starts.
 * Cards on offer are out of the giver's hand (and hand size) until answered.
 * A supply card taken is replaced in the same slot; a slot the empty draw
   pile cannot refill stays empty.

@@ -606,6 +606,27 @@ def test_whole_games_end_with_final_ranks():
         assert g.game_over and g.round == n
 
 
+# -- heuristic -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_heuristic_plays_legal_moves_and_beats_random(n):
+    from agents import make_agent
+
+    scores = {"heuristic": [], "random": []}
+    for game in range(12):
+        e = not_for_me_v0.raw_env(num_players=n)  # raw_env raises on an illegal move
+        e.reset(seed=game)
+        seat = game % n
+        bots = [make_agent("heuristic" if s == seat else "random", "not_for_me", n, seed=game) for s in range(n)]
+        for agent in e.agent_iter():
+            obs, _, term, trunc, _ = e.last()
+            e.step(None if term or trunc else bots[int(agent[7:])].act(obs))
+        for s, score in enumerate(e.unwrapped.game.scores):
+            scores["heuristic" if s == seat else "random"].append(score)
+    assert np.mean(scores["heuristic"]) > np.mean(scores["random"]) + 5
+
+
 if __name__ == "__main__":
     # Re-record the golden playthrough after a deliberate rules change (bump the _vN then).
     save(record_transcript(**GOLDEN_ARGS), GOLDEN_FILE)
