@@ -227,14 +227,9 @@ def play_game(env, agents: Sequence[Any], seed: int) -> dict:
 
 
 def _worker_init() -> None:
-    # One thread per worker process: the workers already use every core.
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    try:
-        import torch  # noqa: F401  (only when some agent already needs it)
-
-        torch.set_num_threads(1)
-    except Exception:
-        pass
+    # One thread per worker process: the workers already use every core
+    # (torch reads this when an agent first imports it).
+    os.environ["OMP_NUM_THREADS"] = "1"
 
 
 def play_job(job: Job) -> list[dict]:
@@ -252,8 +247,9 @@ def play_job(job: Job) -> list[dict]:
                 a.seed(agent_seed(job.seed, deal, t, r, s))
                 a.reset()
                 agents.append(a)
-            g = play_game(env, agents, deal_seed(job.seed, deal, r, job.duplicate))
-            out.append({"table": t, "deal": deal, "rotation": r, "agents": [s.name for s in lineup], **g})
+            ds = deal_seed(job.seed, deal, r, job.duplicate)
+            g = play_game(env, agents, ds)
+            out.append({"table": t, "deal": deal, "rotation": r, "deal_seed": ds, "agents": [s.name for s in lineup], **g})
     return out
 
 
@@ -533,9 +529,9 @@ def _games_csv(res: dict) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     n = res["num_players"]
-    w.writerow(["table", "deal", "rotation"] + [f"{k}_{s}" for k in ("agent", "score", "reward", "rank") for s in range(n)])
+    w.writerow(["table", "deal", "rotation", "deal_seed"] + [f"{k}_{s}" for k in ("agent", "score", "reward", "rank") for s in range(n)])
     for r in res["records"]:
-        w.writerow([r["table"], r["deal"], r["rotation"]] + r["agents"] + r["scores"] + [f"{x:.6g}" for x in r["rewards"]] + r["ranks"])
+        w.writerow([r["table"], r["deal"], r["rotation"], r["deal_seed"]] + r["agents"] + r["scores"] + [f"{x:.6g}" for x in r["rewards"]] + r["ranks"])
     return buf.getvalue()
 
 
@@ -549,7 +545,7 @@ def plot(res: dict, out: Path) -> list[Path]:
     stem = f"{res['game']}_{res['num_players']}p"
     names = res["agents"]
     paths = []
-    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(names), 3.2))
+    fig, ax = plt.subplots(figsize=(max(3.5, 1.2 + 1.1 * len(names)), 3.2))
     if res.get("openskill"):
         mu = [res["openskill"][n]["mu"] for n in names]
         err = [2 * res["openskill"][n]["sigma"] for n in names]

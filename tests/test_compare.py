@@ -1,0 +1,77 @@
+"""The main job: bad input gets one line and exit code 2; a tiny run writes every report."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "experiments.compare", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--games", "chess"], "unknown game 'chess'; valid games: "),
+        (["--agents", "random,alphago"], "unknown agent 'alphago'; valid agents: random, heuristic, ppo"),
+        (["--games", "neu", "--players", "1"], "neu: players must be from 2 to 7, got 1"),
+        (["--players", "four"], "--players must be comma-separated integers"),
+        (["--deals", "0"], "--deals must be a positive integer or 'auto'"),
+    ],
+)
+def test_bad_input_is_one_clear_line(args, expected, capsys):
+    from experiments import compare
+
+    with pytest.raises(SystemExit) as e:
+        compare.main(args)
+    assert e.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and expected in lines[0], lines
+    if "valid games" in expected:
+        assert "neu" in lines[0]
+
+
+def test_bad_input_from_the_shell_has_no_traceback():
+    r = run("--games", "neu,chess")
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines() == [r.stderr.strip()]
+    assert "unknown game 'chess'; valid games: " in r.stderr and "neu" in r.stderr
+
+
+def test_tiny_run_writes_json_csv_md_png(tmp_path):
+    out = tmp_path / "out"
+    r = run("--games", "neu", "--agents", "heuristic,random", "--deals", "2", "--workers", "1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "| neu | 4 | heuristic |" in r.stdout and "heuristic vs random" in r.stdout
+    for name in ("results.json", "results.md", "neu_4p.csv", "neu_4p_games.csv", "neu_4p_ratings.png", "neu_4p_winrate.png"):
+        assert (out / name).stat().st_size > 0, name
+    (res,) = json.loads((out / "results.json").read_text())
+    assert res["game"] == "neu" and res["num_players"] == 4 and res["deals"] == 2
+    assert res["agents"] == ["heuristic", "random"]
+    # one-vs-rest: one heuristic vs three randoms, and one random vs three heuristics
+    assert [t["lineup"] for t in res["tables"]] == [["heuristic", "random", "random", "random"], ["random", "heuristic", "heuristic", "heuristic"]]
+    assert res["games_played"] == 2 * 2 * 4
+    rows = list(csv.DictReader((out / "neu_4p_games.csv").open()))
+    assert len(rows) == 16
+    assert (out / "results.md").read_text().startswith("# cardzoo comparison")
+    assert (out / "neu_4p_winrate.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_default_output_folder_and_latest_link(tmp_path):
+    import os
+
+    env_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run(
+        [sys.executable, "-m", "experiments.compare", "--games", "neu", "--players", "2", "--deals", "1", "--workers", "1", "--no-plots"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path, env={**os.environ, "PYTHONPATH": env_root},
+    )
+    assert r.returncode == 0, r.stderr
+    latest = tmp_path / "results" / "latest"
+    assert latest.is_symlink() and (latest / "results.json").exists()
+    assert "note: neu 2p: skipping ppo" in r.stdout or "ppo" in json.loads((latest / "results.json").read_text())[0]["agents"]
