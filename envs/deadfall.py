@@ -22,6 +22,7 @@ from envs.engine import (
 NUM_RANKS = 10
 RANKS = tuple(range(1, NUM_RANKS + 1))
 DECK = tuple(r for r in RANKS for _ in range(r))  # 55 cards; a card id is its rank
+_DECK_ARRAY = np.array(DECK, dtype=np.int64)
 HAND_SIZE = {2: 7, 7: 5}  # RULES.md: 6 cards each, 7 with 2 players, 5 with 7 players
 DEFAULT_HAND_SIZE = 6
 
@@ -115,7 +116,7 @@ class Deadfall(Engine):
         self.first_door = [0] * n
         self.door_picks = [0] * n  # face-down door cards of the current layer
         if deal is None:
-            order = [DECK[i] for i in self.rng.permutation(len(DECK))]
+            order = self.rng.permutation(_DECK_ARRAY).tolist()
             h = self.hand_size
             for s in range(n):
                 for r in order[s * h : (s + 1) * h]:
