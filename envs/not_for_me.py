@@ -189,7 +189,9 @@ class NotForMe(Engine):
         self.num_actions = self.layout.size
         self.obs_size = OBS_SEATS + SEAT_FIELDS * n
         self.state_size = NUM_KINDS * n + NUM_KINDS + 1 + self.obs_size - NUM_KINDS
-        self._offers = [list(range(self.layout.for_you_action(v, 1), self.layout.for_you_action(v, n - 1) + 1)) for v in range(1, NUMBERS + 1)]
+        # For You actions per number kind (one per target seat), for the mask.
+        first = [self.layout.for_you_action(v, 1) for v in range(1, NUMBERS + 1)]
+        self._offers = [list(range(f, f + n - 1)) for f in first]
         self.out = [False] * n
         self._names: dict[int, dict[str, int]] = {}
 

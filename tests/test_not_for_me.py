@@ -7,7 +7,6 @@ import copy
 import random
 import warnings
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
