@@ -149,7 +149,8 @@ SUIT_STATUS = _suit_status_table()
 
 def suit_codes(counts) -> list[int]:
     """Base-4 code of each suit's five counts."""
-    return [sum(int(counts[5 * s + r]) * POW4[r] for r in range(RANKS)) for s in range(len(SUITS))]
+    c = [int(x) for x in counts]
+    return [c[i] + 4 * c[i + 1] + 16 * c[i + 2] + 64 * c[i + 3] + 256 * c[i + 4] for i in (0, 5, 10, 15, 20)]
 
 
 def is_complete_concealed(counts) -> bool:
@@ -206,30 +207,44 @@ def _suit_shapes(code: int) -> tuple[tuple[int, int, int, int], ...]:
     return tuple(sorted(best))
 
 
+@lru_cache(maxsize=None)
+def _suit_options(code: int) -> tuple[tuple[int, int, int], ...]:
+    """(sets, blocks, pair) a suit can offer, pair = 1 when it supplies the hand's pair;
+    blocks are pairs or sequence pieces waiting to become sets."""
+    options = set()
+    for sets, pairs, partials in _suit_shapes(code):
+        options.add((min(sets, 3), min(pairs + partials, 3), 0))
+        if pairs:
+            options.add((min(sets, 3), min(pairs - 1 + partials, 3), 1))
+    return tuple(o for o in options if not any(p != o and all(x >= y for x, y in zip(p, o)) for p in options))
+
+
 def shanten(counts, locked_sets: int = 0) -> int:
-    """Cards still to exchange before the hand is complete (0 = complete, as in
-    mahjong's shanten counted with a complete hand at 0). Sets need 3 - locked;
-    a pair can stand in for the pair, and pairs or sequence pieces for a set."""
+    """Cards still to exchange before the hand is complete (0 = complete). Sets
+    needed are 3 minus the locked ones; each missing set costs two cards, or one
+    if a block (a pair or a two-card sequence piece) waits for it, and a missing
+    pair costs one."""
     need = 3 - locked_sets
-    # Combine suits: track (sets, partial blocks, has pair) options.
-    states = {(0, 0, 0)}
+    # best[(sets, pair)] = most blocks; more blocks never hurt, so that is all to keep.
+    best = {(0, 0): 0}
     for code in suit_codes(counts):
-        shapes = _suit_shapes(code)
-        nxt = set()
-        for sets, pairs, partials in states:
-            for s2, p2, q2 in shapes:
-                nxt.add((min(sets + s2, need), pairs + p2, partials + q2))
-        # keep it small: pairs beyond what can be used matter only as partials
-        states = {(s, min(p, need + 1), min(q, need)) for s, p, q in nxt}
-    best = 99
-    for sets, pairs, partials in states:
+        if not code:
+            continue
+        nxt: dict[tuple[int, int], int] = {}
+        for (s1, p1), b1 in best.items():
+            for s2, b2, p2 in _suit_options(code):
+                if p1 + p2 > 1:
+                    continue
+                key = (min(s1 + s2, need), p1 + p2)
+                b = min(b1 + b2, need)
+                if nxt.get(key, -1) < b:
+                    nxt[key] = b
+        best = nxt
+    result = 99
+    for (sets, pair), blocks in best.items():
         room = need - sets
-        has_pair = 1 if pairs else 0
-        blocks = min(room, partials + pairs - has_pair)
-        # every missing set costs 2 cards, 1 if a block exists; a missing pair costs 1
-        cost = 2 * room - blocks + (1 - has_pair)
-        best = min(best, cost)
-    return best
+        result = min(result, 2 * room - min(room, blocks) + 1 - pair)
+    return result
 
 
 class NotYourMasJong(Engine):

@@ -1,0 +1,138 @@
+"""Heuristic for Not Your Ma's Jong: discard towards the closest complete hand, steal to win or to gain.
+
+Strategy (a mahjong player's "shanten and acceptance" play, from the agent's own
+observation only):
+
+* **Distance.** A hand's distance is the number of cards it still has to
+  exchange to become three sets and a pair (`envs.not_your_mas_jong.shanten`:
+  each missing set costs two cards, one if a pair or a two-card sequence piece
+  is waiting for it; a missing pair costs one; locked sets count as sets).
+* **Discard.** Throw the card whose removal leaves the smallest distance.
+  Among equally close hands, keep the one with the most *live* improving
+  draws: card types that would lower the distance, weighted by how many copies
+  are still unseen (3 minus own hand, every discard pile and every locked set).
+  Remaining ties: throw the card with the most copies already visible, since
+  it is the least likely to be wanted later.
+* **Steal.** Always steal when it wins. Otherwise steal for a set only when the
+  locked set plus the best discard afterwards leaves a strictly smaller
+  distance than passing (so a steal never breaks a better shape), and among
+  such set options take the one with the smallest resulting distance.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from agents.base import Agent
+from envs.not_your_mas_jong import (
+    A_PASS,
+    A_STEAL_HIGHEST,
+    A_STEAL_IDENTICAL,
+    A_STEAL_LOWEST,
+    A_STEAL_MIDDLE,
+    A_STEAL_WIN,
+    COPIES,
+    NUM_TYPES,
+    OBS_DISCARD,
+    OBS_HAND,
+    OBS_PHASE,
+    OBS_SEATS,
+    SEAT_BLOCK,
+    SEAT_DISCARDS,
+    SEAT_LOCKED,
+    shanten,
+)
+
+# Which other two cards each set steal takes from the hand, as offsets from the discard.
+_STEAL_FROM_HAND = {
+    A_STEAL_IDENTICAL: (0, 0),
+    A_STEAL_LOWEST: (1, 2),
+    A_STEAL_MIDDLE: (-1, 1),
+    A_STEAL_HIGHEST: (-2, -1),
+}
+
+
+@lru_cache(maxsize=200_000)
+def _distance(counts: tuple[int, ...], locked_sets: int) -> int:
+    return shanten(counts, locked_sets)
+
+
+class NotYourMasJongHeuristic(Agent):
+    name = "heuristic"
+
+    def act(self, observation: dict) -> int:
+        obs = observation["observation"]
+        legal = self.legal_actions(observation)
+        hand = [int(x) for x in obs[OBS_HAND : OBS_HAND + NUM_TYPES]]
+        blocks = obs[OBS_SEATS:].reshape(self.num_players, SEAT_BLOCK)
+        locked_sets = int(blocks[0, SEAT_LOCKED : SEAT_LOCKED + NUM_TYPES].sum()) // 3
+        seen = blocks[:, SEAT_DISCARDS : SEAT_DISCARDS + NUM_TYPES].sum(axis=0)
+        seen = seen + blocks[:, SEAT_LOCKED : SEAT_LOCKED + NUM_TYPES].sum(axis=0)
+        unseen = [max(0, COPIES - hand[k] - int(seen[k])) for k in range(NUM_TYPES)]
+        if obs[OBS_PHASE] == 1:
+            card = int(np.argmax(obs[OBS_DISCARD : OBS_DISCARD + NUM_TYPES]))
+            if A_STEAL_WIN in legal:
+                return A_STEAL_WIN
+            return self._steal_or_pass(hand, locked_sets, card, legal, unseen)
+        return self._best_discard(hand, locked_sets, legal, unseen, seen)[0]
+
+    # -- discarding ------------------------------------------------------------------
+    def _best_discard(self, hand, locked_sets, legal, unseen, seen):
+        """(action, distance) of the discard that keeps the hand closest to complete."""
+        distances = {}
+        for k in legal:
+            k = int(k)
+            if k < NUM_TYPES:
+                hand[k] -= 1
+                distances[k] = _distance(tuple(hand), locked_sets)
+                hand[k] += 1
+        d = min(distances.values())
+        closest = [k for k, dk in distances.items() if dk == d]
+        if len(closest) == 1:
+            return closest[0], d
+        best = None
+        for k in closest:
+            hand[k] -= 1
+            key = (-self._acceptance(hand, locked_sets, d, unseen), -int(seen[k]), k)
+            hand[k] += 1
+            if best is None or key < best[0]:
+                best = (key, k)
+        return best[1], d
+
+    def _acceptance(self, hand, locked_sets, distance, unseen) -> int:
+        """Unseen copies of the card types whose draw would lower the distance."""
+        total = 0
+        for t in range(NUM_TYPES):
+            if not unseen[t] or hand[t] >= COPIES:
+                continue
+            # A card with no copy or suit neighbour within two ranks in hand forms no block.
+            r = t % 5
+            lo, hi = t - min(r, 2), t + min(4 - r, 2)
+            if not any(hand[lo : hi + 1]):
+                continue
+            hand[t] += 1
+            if _distance(tuple(hand), locked_sets) < distance:
+                total += unseen[t]
+            hand[t] -= 1
+        return total
+
+    # -- stealing ------------------------------------------------------------------
+    def _steal_or_pass(self, hand, locked_sets, card, legal, unseen) -> int:
+        # Passing keeps the hand as it is (one card short of a full turn).
+        best_action, best_distance = A_PASS, _distance(tuple(hand), locked_sets)
+        for a in legal:
+            a = int(a)
+            if a not in _STEAL_FROM_HAND:
+                continue
+            after = list(hand)
+            for offset in _STEAL_FROM_HAND[a]:
+                after[card + offset] -= 1
+            options = [k for k in range(NUM_TYPES) if after[k]]
+            if not options:
+                continue
+            _, d = self._best_discard(after, locked_sets + 1, options, unseen, [0] * NUM_TYPES)
+            if d < best_distance:
+                best_action, best_distance = a, d
+        return best_action
