@@ -192,6 +192,7 @@ class NotForMe(Engine):
         # For You actions per number kind (one per target seat), for the mask.
         first = [self.layout.for_you_action(v, 1) for v in range(1, NUMBERS + 1)]
         self._offers = [list(range(f, f + n - 1)) for f in first]
+        self._seat_order = [[(seat + r) % n for r in range(n)] for seat in range(n)]  # seat-relative views
         self.out = [False] * n
         self._names: dict[int, dict[str, int]] = {}
 
@@ -453,7 +454,6 @@ class NotForMe(Engine):
 
     # -- views -------------------------------------------------------------------
     def _public(self, seat: int) -> list[int]:
-        n = self.num_players
         v = [self.field_count, self.field_number, self.passes]
         for k in self.supply:
             v += _ONE_HOT[k + 1]
@@ -463,9 +463,8 @@ class NotForMe(Engine):
         v += self.played
         sizes, pens = self.hand_sizes, self.penalties
         fp, giver, target, cur = self.field_player, self.giver, self.target, self.current_player
-        for r in range(n):
-            s = (seat + r) % n
-            v += [sizes[s], pens[s], s == fp, s == giver, s == target, s == cur]
+        for s in self._seat_order[seat]:
+            v += (sizes[s], pens[s], s == fp, s == giver, s == target, s == cur)
         return v
 
     def observe(self, seat: int) -> np.ndarray:
