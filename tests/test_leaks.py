@@ -1,0 +1,148 @@
+"""Information-leak tests: a player's observation depends only on what that player may know.
+
+Two checks, both in `experiments.soak` (the soak run uses them too):
+
+* `find_leaks(engine, p, rng)`: on deep copies, redeal everything hidden from
+  seat p with the engine's ``shuffle_hidden(p, rng)`` (the other hands, the
+  draw-pile order, Deadfall's face-down door picks, Not For Me's face-down
+  offer) and compare ``observe(p)`` (and p's legal mask when p acts) with the
+  original. The redeal must keep the deck, every place's size and p's hand.
+* `find_decision_leaks(engine)`: for simultaneous decisions (Deadfall's door
+  cards of one layer, Ma's Jong's steal decisions on one discard), try every
+  legal decision of the player to act on a copy; while the phase is unresolved
+  every other seat's observation, and the next actor's mask, must not depend
+  on which decision was made.
+
+The checks are shown to catch leaks by planting some (`test_planted_*`):
+the engine's ``observe`` is monkeypatched to append (a) an opponent's hand
+counts, (b) the top card of the hidden pile, (c) the full ``state()``; each
+test asserts that the check reports a leak at some mid-game state, and that
+the same check reports nothing at the same states without the plant. That
+was also checked by hand: with (a) applied in a scratch copy of
+``Neu.observe``, `test_observation_does_not_depend_on_hidden_cards` fails
+with "observation of player_k changed at indices [...]".
+"""
+
+from __future__ import annotations
+
+import random
+import types
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import envs
+from experiments import soak
+from tests.conftest import GAME_COUNTS, GAMES, scaled
+
+
+def _states(game: str, n: int, seed: int, every: int = 1):
+    """Yield the engine at every `every`-th live step of a random game."""
+    env = envs.make_raw(game, num_players=n)
+    env.reset(seed=seed)
+    rnd = random.Random(seed)
+    for i, agent in enumerate(env.agent_iter(max_iter=100_000)):
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if i % every == 0:
+            yield env.unwrapped.game
+        env.step(int(rnd.choice(np.flatnonzero(obs["action_mask"]))))
+
+
+@pytest.mark.parametrize("game,n", GAME_COUNTS)
+@settings(max_examples=scaled(2))
+@given(seed=st.integers(0, 2**32 - 1))
+def test_observation_does_not_depend_on_hidden_cards(game, n, seed):
+    rng = np.random.default_rng(seed)
+    changed: set = set()
+    hands_seen: set = set()
+    for step, engine in enumerate(_states(game, n, seed, every=2)):
+        seats = {engine.current_player, int(rng.integers(n))}
+        for seat in seats:
+            leaks = soak.find_leaks(engine, seat, rng, trials=2, changed=changed)
+            assert not leaks, f"{game} {n}p seed {seed}, live step {2 * step}: " + "; ".join(leaks)
+            hands_seen.update(k for k, v in engine.card_places().items() if k.startswith("hand ") and k != f"hand {seat}" and v)
+        leaks = soak.find_decision_leaks(engine)
+        assert not leaks, f"{game} {n}p seed {seed}, live step {2 * step}: " + "; ".join(leaks)
+    # The check is not vacuous: the redeal really moved other players' cards.
+    assert hands_seen <= changed, (
+        f"shuffle_hidden never changed {sorted(hands_seen - changed)}: the leak check would see nothing there"
+    )
+
+
+# -- the checks catch planted leaks ------------------------------------------------
+
+
+def _plant(monkeypatch, engine_cls, extra):
+    original = engine_cls.observe
+
+    def leaky_observe(self, seat):
+        return np.concatenate([original(self, seat), np.asarray(extra(self, seat), dtype=np.float32)])
+
+    monkeypatch.setattr(engine_cls, "observe", leaky_observe)
+
+
+def _opponent_hand(engine, seat):
+    """Counts per card id of the next seat's hand: a planted leak."""
+    cards = engine.card_places()[f"hand {(seat + 1) % engine.num_players}"]
+    return np.bincount(np.asarray(cards, dtype=np.int64), minlength=max(engine.deck) + 1)
+
+
+def _hidden_pile_top(engine, seat):
+    places = engine.card_places()
+    pile = next((places[k] for k in ("draw_pile", "set_aside") if k in places), [])
+    return [pile[-1] if pile else -1]
+
+
+def _count_detections(game, n, monkeypatch, extra, max_states=40):
+    """(states where the check found a leak with the plant, and without it) over one random game."""
+    engine_cls = envs.module(game).raw_env.engine_cls
+    rng = np.random.default_rng(0)
+    states = [soak.clone(g) for _, g in zip(range(max_states), _states(game, n, 1, every=3))]
+    clean = sum(bool(soak.find_leaks(g, g.current_player, rng, trials=3)) for g in states)
+    with monkeypatch.context() as m:
+        _plant(m, engine_cls, extra)
+        found = sum(bool(soak.find_leaks(g, g.current_player, rng, trials=3)) for g in states)
+    return found, clean, len(states)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_planted_opponent_hand_leak_is_caught(game, monkeypatch):
+    found, clean, total = _count_detections(game, 3 if game != "not_your_mas_jong" else 4, monkeypatch, _opponent_hand)
+    assert clean == 0
+    assert found >= total // 2, f"the leak check caught the planted opponent-hand leak in only {found} of {total} states"
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_planted_hidden_pile_leak_is_caught(game, monkeypatch):
+    found, clean, total = _count_detections(game, 3 if game != "not_your_mas_jong" else 4, monkeypatch, _hidden_pile_top)
+    assert clean == 0
+    assert found >= 1, f"the leak check never caught the planted top-of-pile leak in {total} states"
+
+
+@pytest.mark.parametrize("game", [g for g in GAMES if g in soak.HIDDEN_DECISIONS])
+def test_planted_simultaneous_decision_leak_is_caught(game, monkeypatch):
+    """Appending the whole state() to observe() exposes pending door picks / steal claims."""
+    n = 4
+    engine_cls = envs.module(game).raw_env.engine_cls
+    key_fn = soak.HIDDEN_DECISIONS[game]
+    states = []
+    for seed in range(30):
+        for g in _states(game, n, seed):
+            if key_fn(g) is not None and g.legal_mask().sum() >= 2:
+                states.append(soak.clone(g))
+            if len(states) >= 15:
+                break
+        if len(states) >= 15:
+            break
+    assert states, f"no {game} state with a pending simultaneous decision was reached"
+    clean = sum(bool(soak.find_decision_leaks(g)) for g in states)
+    with monkeypatch.context() as m:
+        _plant(m, engine_cls, lambda self, seat: self.state())
+        found = sum(bool(soak.find_decision_leaks(g)) for g in states)
+    assert clean == 0
+    assert found >= 1, f"the decision-leak check never caught the planted state() leak in {len(states)} states"
