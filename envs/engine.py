@@ -149,11 +149,13 @@ class Engine:
         raise NotImplementedError
 
     def action_from_name(self, name: str, seat: int) -> int:
-        """Inverse of `action_name`, by search over the fixed action space."""
+        """Inverse of `action_name` (names depend only on the action and the seat)."""
         wanted = " ".join(str(name).lower().split())
-        for a in range(self.num_actions):
-            if self.action_name(a, seat).lower() == wanted:
-                return a
+        cache = self.__dict__.setdefault("_action_of_name", {})
+        if seat not in cache:
+            cache[seat] = {self.action_name(a, seat).lower(): a for a in range(self.num_actions)}
+        if wanted in cache[seat]:
+            return cache[seat][wanted]
         examples = ", ".join(repr(self.action_name(a, seat)) for a in range(min(4, self.num_actions)))
         raise ValueError(f"{self.game_name}: unknown action name {name!r}; names look like {examples}")
 
