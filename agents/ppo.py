@@ -1,0 +1,132 @@
+"""PPO agent: a policy trained by `python -m train.ppo`, loaded from a checkpoint.
+
+    from agents import PPOAgent, make_agent
+    bot = PPOAgent.load("agents/checkpoints/neu_4p.pt", seed=0)
+    bot = make_agent("ppo", game="neu", num_players=4, seed=0)   # the shipped checkpoint
+    action = bot.act(observation)                                 # observation = env.last()[0]
+
+Shipped checkpoints live in `agents/checkpoints/<game>_<n>p.pt`, each with a
+`.json` sidecar holding the command that reproduces it, its training budget
+and its evaluation. A checkpoint is a plain dict of tensors and numbers
+(`train.ppo.checkpoint_dict`), read with ``torch.load(..., weights_only=True)``,
+so loading one never runs code from the file.
+
+The agent plays greedily by default (the most probable legal action);
+``greedy=False`` samples from the policy with the agent's seeded RNG.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.base import Agent
+
+CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
+REQUIRED_KEYS = ("game", "num_players", "obs_size", "num_actions", "critic_size", "hidden", "model")
+
+
+class CheckpointError(ValueError):
+    """A file that is not a usable PPO checkpoint for the game asked for."""
+
+
+def checkpoint_path(game: str, num_players: int) -> Path:
+    return CHECKPOINT_DIR / f"{game}_{num_players}p.pt"
+
+
+def read_checkpoint(path) -> dict:
+    """Load and check a checkpoint file; errors name the file and what is wrong."""
+    from train.ppo import CHECKPOINT_FORMAT
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"PPO checkpoint {path} does not exist")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # truncated zip, garbage bytes, pickles with code in them, ...
+        raise CheckpointError(f"{path}: not a readable PPO checkpoint ({type(e).__name__}: {str(e).splitlines()[0][:200]})") from None
+    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
+        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        raise CheckpointError(f"{path}: not a cardzoo PPO checkpoint (format {found!r}, expected {CHECKPOINT_FORMAT!r})")
+    missing = [k for k in REQUIRED_KEYS if k not in ckpt]
+    if missing:
+        raise CheckpointError(f"{path}: checkpoint lacks {', '.join(missing)}")
+    return ckpt
+
+
+class PPOAgent(Agent):
+    """A trained policy network acting on the observation dict of its seat."""
+
+    name = "ppo"
+
+    def __init__(self, game: str, num_players: int, seed: int | None = None, *, greedy: bool = True) -> None:
+        super().__init__(game, num_players, seed)
+        self.greedy = greedy
+        self.net = None
+        self.path: Path | None = None
+        self.info: dict = {}
+
+    @classmethod
+    def load(cls, path, game: str | None = None, num_players: int | None = None, seed: int | None = None,
+             greedy: bool = True) -> "PPOAgent":
+        """Load a checkpoint; `game` / `num_players`, when given, must match what it was trained for."""
+        import envs
+        from train.ppo import ActorCritic
+
+        ckpt = read_checkpoint(path)
+        path = Path(path)
+        if game is not None and ckpt["game"] != game:
+            raise CheckpointError(f"{path}: trained for game {ckpt['game']!r}, not {game!r}")
+        if num_players is not None and ckpt["num_players"] != num_players:
+            raise CheckpointError(f"{path}: trained for {ckpt['num_players']} players, not {num_players}")
+        try:
+            engine = envs.make_raw(ckpt["game"], num_players=ckpt["num_players"]).game
+        except ValueError as e:
+            raise CheckpointError(f"{path}: {e}") from None
+        for key, now in (("obs_size", engine.obs_size), ("num_actions", engine.num_actions)):
+            if ckpt[key] != now:
+                raise CheckpointError(
+                    f"{path}: {key.replace('_', ' ')} {ckpt[key]} in the checkpoint, but {ckpt['game']} "
+                    f"with {ckpt['num_players']} players has {now} (the env changed since training; retrain)"
+                )
+        net = ActorCritic(ckpt["obs_size"], ckpt["num_actions"], ckpt["critic_size"], ckpt["hidden"])
+        try:
+            net.load_state_dict(ckpt["model"])
+        except (RuntimeError, TypeError, AttributeError) as e:
+            raise CheckpointError(f"{path}: weights do not fit the network ({str(e).splitlines()[0][:300]})") from None
+        net.eval()
+        agent = cls(ckpt["game"], ckpt["num_players"], seed, greedy=greedy)
+        agent.net, agent.path = net, path
+        agent.info = {k: ckpt[k] for k in ("critic", "meta") if k in ckpt}
+        return agent
+
+    @classmethod
+    def for_game(cls, game: str, num_players: int, seed: int | None = None, checkpoint=None,
+                 greedy: bool = True) -> "PPOAgent":
+        """The shipped checkpoint for a game and player count (or `checkpoint`, a path)."""
+        path = Path(checkpoint) if checkpoint is not None else checkpoint_path(game, num_players)
+        if not path.is_file():
+            shipped = sorted(p.name for p in CHECKPOINT_DIR.glob("*.pt")) if CHECKPOINT_DIR.is_dir() else []
+            raise FileNotFoundError(
+                f"no PPO checkpoint for {game} with {num_players} players at {path}. Shipped: "
+                f"{', '.join(shipped) or 'none'}. Train one with: python -m train.ppo --game {game} "
+                f"--players {num_players} --export {path}"
+            )
+        return cls.load(path, game=game, num_players=num_players, seed=seed, greedy=greedy)
+
+    def act(self, observation: dict) -> int:
+        if self.net is None:
+            raise RuntimeError("PPOAgent has no weights: build it with PPOAgent.load(path) or PPOAgent.for_game(...)")
+        legal = self.legal_actions(observation)
+        obs = np.asarray(observation["observation"], np.float32)
+        if obs.shape != self.net.obs_mean.shape:
+            raise ValueError(f"{self.path}: observation has shape {obs.shape}, the policy expects {tuple(self.net.obs_mean.shape)}")
+        with torch.no_grad():
+            x = (torch.from_numpy(obs) - self.net.obs_mean) / self.net.obs_std
+            logits = self.net.actor(x).numpy().astype(np.float64)[legal]
+        if self.greedy:
+            return int(legal[int(np.argmax(logits))])
+        p = np.exp(logits - logits.max())
+        return int(legal[self.rng.choice(legal.size, p=p / p.sum())])

@@ -1,0 +1,283 @@
+"""PPO: action masking, turn-based reward attribution, GAE, reproducible tiny runs, checkpoints, CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import envs
+from agents import PPOAgent, make_agent
+from agents.ppo import CHECKPOINT_DIR, CheckpointError
+from train.ppo import MASKED_LOGIT, ActorCritic, Args, gae, main, parse_args, sample
+from train.rollout import Buffer, Table
+
+
+# ---------------------------------------------------------------- masking
+def random_masks(rng, rows: int, actions: int) -> torch.Tensor:
+    masks = rng.random((rows, actions)) < 0.3
+    masks[np.arange(rows), rng.integers(actions, size=rows)] = True  # never all zeros
+    return torch.from_numpy(masks)
+
+
+def test_no_illegal_action_in_a_million_draws():
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    net = ActorCritic(10, 20, 10, hidden=16)
+    with torch.no_grad():
+        net.actor[-1].weight.mul_(1000)  # make illegal actions very attractive before masking
+    masks = random_masks(rng, 1000, 20)
+    logits = net.masked_logits(torch.randn(1000, 10), masks)
+    draws = torch.distributions.Categorical(logits=logits).sample((1000,))  # 10^6 draws, one call
+    assert masks.gather(1, draws.T).all()
+    # the sampler the rollouts use, on 10^6 rows at once
+    probs = torch.softmax(logits, -1).repeat(1000, 1)
+    picked = sample(probs, torch.Generator().manual_seed(0))
+    assert masks.repeat(1000, 1).gather(1, picked[:, None]).all()
+
+
+def test_masked_log_probs_and_entropy_over_legal_actions():
+    torch.manual_seed(1)
+    rng = np.random.default_rng(1)
+    net = ActorCritic(6, 8, 6, hidden=16)
+    obs, masks = torch.randn(64, 6), random_masks(rng, 64, 8)
+    logp = torch.log_softmax(net.masked_logits(obs, masks), -1)
+    assert (logp[~masks] <= -1e6).all()
+    assert torch.isfinite(logp).all()  # a large constant, not -inf: no NaN anywhere
+    assert (net.masked_logits(obs, masks)[~masks] == MASKED_LOGIT).all()
+    _, _, entropy, _ = net.get_action_and_value(obs, masks, obs, action=torch.zeros(64, dtype=torch.long))
+    raw = net.actor((obs - net.obs_mean) / net.obs_std)
+    for i in range(64):
+        legal_only = torch.distributions.Categorical(logits=raw[i][masks[i]])
+        assert entropy[i].item() == pytest.approx(legal_only.entropy().item(), abs=1e-5)
+
+
+# ---------------------------------------------------------------- turn-based rewards
+class ScriptedEnv:
+    """A tiny AEC stand-in: each step the script says who acts next, the rewards, who is out."""
+
+    def __init__(self, script):
+        self.possible_agents = ["player_0", "player_1", "player_2"]
+        self.script = script
+
+    def reset(self, seed=None):
+        self.agents = list(self.possible_agents)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = "player_0"
+        self.i = 0
+
+    def step(self, action):
+        for a in self.rewards:
+            self.rewards[a] = 0.0
+        if action is None:  # dead step of a terminated agent
+            self.agents.remove(self.agent_selection)
+            del self.terminations[self.agent_selection], self.rewards[self.agent_selection]
+            self.agent_selection = self.script[self.i - 1]["next"]
+            return
+        step = self.script[self.i]
+        self.i += 1
+        self.rewards.update(step.get("rewards", {}))
+        for a in step.get("out", []):
+            self.terminations[a] = True
+        if step["next"] is None:  # game over
+            for a in self.agents:
+                self.terminations[a] = True
+            self.infos = {a: {"final_ranks": {"player_0": 1, "player_1": 3, "player_2": 2}} for a in self.agents}
+        live = [a for a in self.agents if self.terminations[a]]
+        self.agent_selection = live[0] if live else step["next"]
+
+
+def test_rewards_reach_the_right_seat_whoever_acts():
+    # player_0 and player_1 are learner seats; player_2 is an opponent.
+    script = [
+        {"next": "player_1"},  # p0 acts (transition A)
+        {"next": "player_2", "rewards": {"player_0": -1.0, "player_1": 0.5, "player_2": 0.5}},  # p1 acts (B): round lost by p0
+        {"next": "player_0", "rewards": {"player_1": -2.0, "player_2": 1.0, "player_0": 1.0}, "out": ["player_1"]},  # p2 knocks p1 out
+        {"next": None, "rewards": {"player_0": 3.0, "player_2": -3.0}},  # p0 acts again (C), game over
+    ]
+    env = ScriptedEnv(script)
+    table, buf = Table(env), Buffer()
+    table.start(0, ["learner", "learner", "random"], "test", {})
+    transitions = {}
+    while table.advance(buf):
+        agent = env.agent_selection
+        seat = env.possible_agents.index(agent)
+        if table.controllers[seat] == "learner":
+            k = buf.add(np.zeros(1), np.ones(1, bool), None, 0, 0.0, 0.0)
+            table.decided(seat, k, buf)
+            transitions.setdefault(agent, []).append(k)
+        env.step(0)
+        table.add_rewards(buf, scale=1.0)
+    assert transitions == {"player_0": [0, 2], "player_1": [1]}
+    # A collects the round loss that came on p1's turn, then +1 on p2's turn; C collects the end.
+    assert buf.rewards == [-1.0 + 1.0, 0.5 - 2.0, 3.0]
+    assert buf.next_index[0] == 2 and buf.dones == [False, True, True]  # p1's stream ends at its elimination
+    assert table.returns == [3.0, -1.5, -1.5]
+    assert table.final_ranks() == [1, 3, 2]
+
+
+def test_gae_follows_each_seat_stream():
+    # two seats interleaved: seat a = [0, 2, 3], seat b = [1, 4]
+    rewards = np.array([0.0, 1.0, 0.5, 2.0, -1.0], np.float32)
+    values = np.array([0.1, 0.2, 0.3, 0.4, 0.5], np.float32)
+    dones = np.array([False, False, False, True, True])
+    nxt = np.array([2, 4, 3, -1, -1])
+    adv, ret = gae(rewards, values, dones, nxt, gamma=0.9, lam=0.8)
+
+    def one(r, v):
+        a, out = 0.0, []
+        for t in reversed(range(len(r))):
+            nv = v[t + 1] if t + 1 < len(r) else 0.0
+            a = r[t] + 0.9 * nv - v[t] + 0.9 * 0.8 * a
+            out.append(a)
+        return out[::-1]
+
+    np.testing.assert_allclose(adv[[0, 2, 3]], one(rewards[[0, 2, 3]], values[[0, 2, 3]]), rtol=1e-6)
+    np.testing.assert_allclose(adv[[1, 4]], one(rewards[[1, 4]], values[[1, 4]]), rtol=1e-6)
+    np.testing.assert_allclose(ret, adv + values)
+
+
+# ---------------------------------------------------------------- tiny training runs
+def tiny(tmp_path, **kw) -> Args:
+    base = dict(game="neu", players=3, steps=600, rollout_steps=300, num_envs=2, num_workers=0, hidden=16,
+                run_dir=str(tmp_path), progress=False, seed=3, checkpoint_every=1)
+    base.update(kw)
+    return Args(**base)
+
+
+def weights(net):
+    return {k: v.clone() for k, v in net.state_dict().items()}
+
+
+def test_same_seed_same_weights(tmp_path):
+    a = weights(main(tiny(tmp_path, run_name="a")))
+    b = weights(main(tiny(tmp_path, run_name="b")))
+    c = weights(main(tiny(tmp_path, run_name="c", seed=4)))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not all(torch.equal(a[k], c[k]) for k in a)
+    rows = (tmp_path / "a" / "progress.csv").read_text().splitlines()
+    assert len(rows) == 3 and "winrate_vs_heuristic" in rows[0] and "steps_per_second" in rows[0]
+
+
+def test_global_critic_resume_and_export(tmp_path):
+    export = tmp_path / "neu_3p.pt"
+    args = tiny(tmp_path, run_name="g", critic="global", steps=300, export=str(export))
+    main(args)
+    resumed = main(dataclasses.replace(args, steps=600, resume=True))  # one more update from the checkpoint
+    lines = (tmp_path / "g" / "progress.csv").read_text().splitlines()
+    assert [line.split(",")[0] for line in lines[1:]] == ["1", "2"]
+    assert resumed.critic_mean.numel() > resumed.obs_mean.numel()  # the critic sees env.state() too
+    sidecar = json.loads(export.with_suffix(".json").read_text())
+    assert {"reproduce", "env_steps", "wall_seconds", "machine"} <= set(sidecar)
+    bot = PPOAgent.load(export, seed=0)
+    assert bot.info["critic"] == "global"
+    play_one_game(bot, 3)
+
+
+def test_worker_processes(tmp_path):
+    net = main(tiny(tmp_path, run_name="w", num_workers=2, steps=300))
+    assert all(torch.isfinite(v).all() for v in net.state_dict().values())
+
+
+def play_one_game(bot, n, game="neu"):
+    env = envs.make(game, num_players=n)
+    env.reset(seed=5)
+    others = [make_agent("random", game, n, seed=i) for i in range(n)]
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = env.possible_agents.index(agent)
+        action = bot.act(obs) if seat == 0 else others[seat].act(obs)
+        assert obs["action_mask"][action]
+        env.step(action)
+        assert "illegal_move" not in env.infos.get(agent, {})
+
+
+# ---------------------------------------------------------------- checkpoints
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ckpt")
+    path = tmp / "neu_3p.pt"
+    main(tiny(tmp, run_name="c", steps=300, export=str(path)))
+    return path
+
+
+def test_bad_checkpoints_name_the_file_and_the_mismatch(ckpt, tmp_path):
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a checkpoint at all" * 10)
+    with pytest.raises(CheckpointError, match="garbage.pt"):
+        PPOAgent.load(garbage)
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(ckpt.read_bytes()[: ckpt.stat().st_size // 2])
+    with pytest.raises(CheckpointError, match="truncated.pt"):
+        PPOAgent.load(truncated)
+    with pytest.raises(CheckpointError, match="trained for game 'neu', not 'deadfall'"):
+        PPOAgent.load(ckpt, game="deadfall")
+    with pytest.raises(CheckpointError, match="trained for 3 players, not 4"):
+        PPOAgent.load(ckpt, num_players=4)
+    data = torch.load(ckpt, weights_only=True)
+    data["obs_size"] += 1
+    wrong = tmp_path / "wrong_obs.pt"
+    torch.save(data, wrong)
+    with pytest.raises(CheckpointError, match=r"wrong_obs.pt: obs size 57 in the checkpoint.*has 56"):
+        PPOAgent.load(wrong)
+    data = torch.load(ckpt, weights_only=True)
+    data["model"]["actor.0.weight"] = torch.zeros(3, 3)
+    torch.save(data, wrong)
+    with pytest.raises(CheckpointError, match="do not fit"):
+        PPOAgent.load(wrong)
+    with pytest.raises(FileNotFoundError, match="no PPO checkpoint for neu with 7 players"):
+        PPOAgent.for_game("neu", 7)
+    assert PPOAgent.for_game("neu", 3, checkpoint=ckpt).num_players == 3
+
+
+def test_agent_sampling_is_legal_and_seeded(ckpt):
+    a = PPOAgent.load(ckpt, seed=1, greedy=False)
+    b = PPOAgent.load(ckpt, seed=1, greedy=False)
+    env = envs.make("neu", num_players=3)
+    env.reset(seed=0)
+    obs = env.last()[0]
+    assert [a.act(obs) for _ in range(20)] == [b.act(obs) for _ in range(20)]
+    play_one_game(a, 3)
+
+
+@pytest.mark.parametrize("path", sorted(CHECKPOINT_DIR.glob("*.pt")), ids=lambda p: p.name)
+def test_shipped_checkpoints(path: Path):
+    assert path.stat().st_size < 5 * 2**20
+    sidecar = json.loads(path.with_suffix(".json").read_text())
+    assert sidecar["reproduce"].startswith("python -m train.ppo")
+    bot = PPOAgent.load(path, seed=0)
+    if bot.game in envs.available_games():
+        play_one_game(bot, bot.num_players, bot.game)
+
+
+# ---------------------------------------------------------------- command line
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--game", "chess"], "invalid choice: 'chess'"),
+        (["--players", "99"], "num_players must be from 2 to 7"),
+        (["--critic", "oracle"], "invalid choice: 'oracle'"),
+        (["--steps", "0"], "--steps must be at least 1"),
+        (["--self-play", "0.9", "--vs-random", "0.5"], "sum to at most 1"),
+    ],
+)
+def test_bad_arguments_get_clear_errors(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        parse_args(argv)
+    err = capsys.readouterr().err
+    assert message in err
+    if "chess" in argv:
+        assert "neu" in err  # names the valid games
+
+
+def test_underscores_in_step_counts():
+    assert parse_args(["--steps", "2_000_000"]).steps == 2_000_000

@@ -1,0 +1,416 @@
+"""Batched self-play rollouts for `train/ppo.py`: many tables side by side, worker processes.
+
+A rollout is a batch of *whole games*. Each worker plays `num_envs` tables at
+once; every loop it advances each table to its next live decision, groups the
+waiting decisions by who controls the seat (the learner, a frozen snapshot,
+the heuristic, random) and answers each group with one forward pass (or one
+`act` call per scripted seat). A table starts a new game only while about
+half a game still fits in its share of the rollout's env steps, and every
+game in progress is finished, so no trajectory is cut off.
+
+Only the learner's seats produce transitions. Each learner seat of each table
+has its own stream; `Table.add_rewards` adds every reward the env hands out
+to the seat's *latest* transition, whoever's turn it was, and a seat's stream
+ends (`done`) when it is eliminated or the game ends.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections import defaultdict
+
+import numpy as np
+import torch
+
+import envs
+
+
+def critic_input(env, agent: str, obs: np.ndarray, critic: str) -> np.ndarray:
+    """What the value function sees: the observation, or (global critic) observation + env.state() + seat."""
+    if critic == "plain":
+        return obs
+    seat = np.zeros(len(env.possible_agents), np.float32)
+    seat[env.possible_agents.index(agent)] = 1.0
+    return np.concatenate([obs, env.state(), seat])
+
+
+def critic_size(engine, critic: str) -> int:
+    return engine.obs_size if critic == "plain" else engine.obs_size + engine.state_size + engine.num_players
+
+
+def measure_scales(game: str, num_players: int, critic: str, seed: int, games: int = 40) -> dict:
+    """Per-feature mean/std of observations (and critic inputs) and a reward scale, from random play.
+
+    Observations are raw counts and totals (a running total up to 101, scores
+    in the hundreds); the network divides by these fixed numbers. The reward
+    scale is 1 / std of a seat's return in a random game.
+    """
+    env = envs.make_raw(game, num_players=num_players)
+    rng = np.random.default_rng([seed, 7])
+    obs_rows, critic_rows, returns = [], [], []
+    for g in range(games):
+        env.reset(seed=int(rng.integers(2**31)))
+        ret = dict.fromkeys(env.possible_agents, 0.0)
+        while not all(env.terminations.values()):
+            agent = env.agent_selection
+            if env.terminations[agent]:
+                env.step(None)
+                continue
+            o = env.observe(agent)
+            obs_rows.append(o["observation"])
+            critic_rows.append(critic_input(env, agent, o["observation"], critic))
+            legal = np.flatnonzero(o["action_mask"])
+            env.step(int(legal[rng.integers(legal.size)]))
+            for a, r in env.rewards.items():
+                ret[a] += r
+        returns.extend(ret.values())
+
+    def mean_std(rows):
+        x = np.asarray(rows, np.float64)
+        std = x.std(0)
+        return x.mean(0).astype(np.float32), np.where(std < 1e-6, 1.0, std).astype(np.float32)
+
+    obs_mean, obs_std = mean_std(obs_rows)
+    critic_mean, critic_std = mean_std(critic_rows)
+    ret_std = float(np.std(returns))
+    return {
+        "obs_mean": obs_mean,
+        "obs_std": obs_std,
+        "critic_mean": critic_mean,
+        "critic_std": critic_std,
+        "reward_scale": 1.0 / ret_std if ret_std > 1e-8 else 1.0,
+    }
+
+
+class Buffer:
+    """Transitions of the learner's seats, in the order they were decided."""
+
+    def __init__(self) -> None:
+        self.obs, self.masks, self.critic_in = [], [], []
+        self.actions, self.logprobs, self.values = [], [], []
+        self.rewards, self.dones, self.next_index = [], [], []
+
+    def add(self, obs, mask, critic_in, action, logprob, value) -> int:
+        self.obs.append(obs)
+        self.masks.append(mask)
+        if critic_in is not None:  # only the global critic stores its own input
+            self.critic_in.append(critic_in)
+        self.actions.append(action)
+        self.logprobs.append(logprob)
+        self.values.append(value)
+        self.rewards.append(0.0)
+        self.dones.append(False)
+        self.next_index.append(-1)
+        return len(self.actions) - 1
+
+    def arrays(self, obs_size: int, num_actions: int, critic_size: int) -> dict:
+        n = len(self.actions)
+        return {
+            "obs": np.asarray(self.obs, np.float32).reshape(n, obs_size),
+            "masks": np.asarray(self.masks, bool).reshape(n, num_actions),
+            "critic_in": np.asarray(self.critic_in, np.float32).reshape(len(self.critic_in), -1 if self.critic_in else 0),
+            "actions": np.asarray(self.actions, np.int64),
+            "logprobs": np.asarray(self.logprobs, np.float32),
+            "values": np.asarray(self.values, np.float32),
+            "rewards": np.asarray(self.rewards, np.float32),
+            "dones": np.asarray(self.dones, bool),
+            "next_index": np.asarray(self.next_index, np.int64),
+        }
+
+
+class Table:
+    """One game in the batch: who controls each seat, and each learner seat's open transition."""
+
+    def __init__(self, env) -> None:
+        self.env = env
+        self.controllers: list = []
+        self.label = ""
+        self.open: list[int] = []
+        self.returns: list[float] = []
+        self.scripted: dict[int, object] = {}
+        self.steps = 0  # env steps played at this table in this rollout
+        self.env_steps_this_game = 0
+
+    def start(self, seed: int, controllers: list, label: str, scripted: dict) -> None:
+        self.env.reset(seed=seed)
+        self.controllers, self.label, self.scripted = controllers, label, scripted
+        self.env_steps_this_game = 0
+        n = len(controllers)
+        self.open = [-1] * n
+        self.returns = [0.0] * n
+        for agent in scripted.values():
+            agent.reset()
+
+    def decided(self, seat: int, k: int, buf: Buffer) -> None:
+        """Transition k is the seat's new decision: it follows the seat's previous one."""
+        if self.open[seat] >= 0:
+            buf.next_index[self.open[seat]] = k
+        self.open[seat] = k
+
+    def close(self, seat: int, buf: Buffer) -> None:
+        if self.open[seat] >= 0:
+            buf.dones[self.open[seat]] = True
+            self.open[seat] = -1
+
+    def advance(self, buf: Buffer) -> bool:
+        """Step terminated agents (None) until a live agent must act; False when the game is over."""
+        env = self.env
+        while True:
+            if not env.agents or all(env.terminations.values()):
+                for seat in range(len(self.open)):
+                    self.close(seat, buf)
+                return False
+            agent = env.agent_selection
+            if not env.terminations[agent]:
+                return True
+            self.close(env.possible_agents.index(agent), buf)  # eliminated: its stream ends here
+            env.step(None)
+
+    def add_rewards(self, buf: Buffer, scale: float) -> None:
+        """Rewards of the last step go to each learner seat's latest transition, whoever acted."""
+        rewards = self.env.rewards
+        for seat, agent in enumerate(self.env.possible_agents):
+            r = rewards.get(agent, 0.0)
+            if r:
+                self.returns[seat] += r
+                if self.open[seat] >= 0:
+                    buf.rewards[self.open[seat]] += r * scale
+
+    def final_ranks(self) -> list[int]:
+        env = self.env
+        info = env.infos[env.agents[0]] if env.agents else {}
+        ranks = info.get("final_ranks")
+        if ranks is None:  # fall back on returns (rank 1 = best)
+            return [1 + sum(o > r for o in self.returns) for r in self.returns]
+        return [ranks[a] for a in env.possible_agents]
+
+
+class RolloutWorker:
+    """Plays tables side by side and returns the learner's transitions (one process, or in-process)."""
+
+    def __init__(self, args: dict, reward_scale: float, num_envs: int) -> None:
+        from train.ppo import ActorCritic
+
+        self.args = args
+        self.game, self.n, self.critic = args["game"], args["players"], args["critic"]
+        self.reward_scale = reward_scale
+        self.envs = [envs.make_raw(self.game, num_players=self.n) for _ in range(num_envs)]
+        g = self.envs[0].game
+        self.obs_size, self.num_actions = g.obs_size, g.num_actions
+        self.critic_size = critic_size(g, self.critic)
+        make = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, args["hidden"])
+        self.make_net = make
+        self.net = make()
+        self.snapshots: list = []
+        self.has_heuristic = self._scripted("heuristic", 0) is not None
+
+    def _scripted(self, kind: str, seed: int):
+        from agents import make_agent
+
+        try:
+            return make_agent(kind, self.game, self.n, seed=seed)
+        except ValueError:
+            return None  # no heuristic for this game yet
+
+    def _controllers(self, rng: np.random.Generator, pool_len: int):
+        """Draw who sits at a table: self-play, or one learner seat vs one kind of opponent."""
+        a = self.args
+        u = rng.random()
+        if u < a["self_play"]:
+            return ["learner"] * self.n, "self"
+        u -= a["self_play"]
+        if u < a["vs_heuristic"] and self.has_heuristic:
+            opponent, label = "heuristic", "heuristic"
+        elif u < a["vs_heuristic"] + a["vs_random"] and (u >= a["vs_heuristic"] or not self.has_heuristic):
+            opponent, label = "random", "random"
+        else:
+            # half the snapshot games against the latest, which the learner must beat to join the pool
+            k = pool_len - 1 if rng.random() < 0.5 else int(rng.integers(pool_len))
+            opponent, label = ("snapshot", k), f"snapshot_{k}"
+        controllers = [opponent] * self.n
+        controllers[int(rng.integers(self.n))] = "learner"
+        return controllers, label
+
+    def collect(self, policy: dict, pool: list, seed, num_steps: int) -> dict:
+        rng = np.random.default_rng(seed)
+        gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
+        self.net.load_state_dict({k: torch.as_tensor(v) for k, v in policy.items()})
+        while len(self.snapshots) < len(pool):
+            self.snapshots.append(self.make_net())
+        for net, weights in zip(self.snapshots, pool):
+            net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
+        buf = Buffer()
+        episodes = defaultdict(list)
+        steps = 0
+        tables = [Table(env) for env in self.envs]
+
+        def start(t: Table) -> None:
+            controllers, label = self._controllers(rng, len(pool))
+            scripted = {}
+            for seat, c in enumerate(controllers):
+                if c in ("heuristic", "random"):
+                    scripted[seat] = self._scripted(c, int(rng.integers(2**31)))
+            t.start(int(rng.integers(2**31)), controllers, label, scripted)
+
+        share = num_steps / len(tables)  # env steps per table
+        lengths: list[int] = []
+        for t in tables:
+            start(t)
+        live = tables
+        while live:
+            waiting = []
+            for t in live:
+                while not t.advance(buf):
+                    ranks = t.final_ranks()
+                    for seat, c in enumerate(t.controllers):
+                        if c == "learner":
+                            episodes[t.label].append({"return": t.returns[seat], "rank": ranks[seat]})
+                    t.steps += t.env_steps_this_game
+                    lengths.append(t.env_steps_this_game)
+                    # A table starts another game only if about half a game still fits in its share,
+                    # so the rollout's size comes out close to num_steps on average.
+                    if t.steps + 0.5 * np.mean(lengths) > share:
+                        break
+                    start(t)
+                else:
+                    waiting.append(t)
+            live = waiting
+            actions = self._decide(live, buf, gen)
+            for t, action in zip(live, actions):
+                t.env.step(action)
+                t.env_steps_this_game += 1
+                steps += 1
+                t.add_rewards(buf, self.reward_scale)
+        out = buf.arrays(self.obs_size, self.num_actions, self.critic_size)
+        out["episodes"] = dict(episodes)
+        out["env_steps"] = steps
+        return out
+
+    @torch.no_grad()
+    def _decide(self, live: list[Table], buf: Buffer, gen: torch.Generator) -> list[int]:
+        """One forward pass per controller for every waiting decision."""
+        from train.ppo import sample  # train.ppo imports this module, so import it late
+
+        groups = defaultdict(list)
+        views = []
+        for i, t in enumerate(live):
+            agent = t.env.agent_selection
+            seat = t.env.possible_agents.index(agent)
+            views.append((agent, seat, t.env.observe(agent)))
+            c = t.controllers[seat]
+            groups[c if isinstance(c, str) else c[1]].append(i)
+        actions = [0] * len(live)
+        for key, idx in groups.items():
+            if key == "learner":
+                obs = np.stack([views[i][2]["observation"] for i in idx])
+                masks = np.stack([views[i][2]["action_mask"] for i in idx]).astype(bool)
+                crit = (
+                    obs
+                    if self.critic == "plain"
+                    else np.stack([critic_input(live[i].env, views[i][0], views[i][2]["observation"], self.critic) for i in idx])
+                )
+                a, logp, _, v = self.net.get_action_and_value(
+                    torch.from_numpy(obs), torch.from_numpy(masks), torch.from_numpy(crit), generator=gen
+                )
+                a, logp, v = a.tolist(), logp.tolist(), v.tolist()
+                for j, i in enumerate(idx):
+                    t, seat = live[i], views[i][1]
+                    k = buf.add(obs[j], masks[j], crit[j] if self.critic == "global" else None, a[j], logp[j], v[j])
+                    t.decided(seat, k, buf)
+                    actions[i] = a[j]
+            elif isinstance(key, int):  # a frozen snapshot
+                obs = torch.from_numpy(np.stack([views[i][2]["observation"] for i in idx]))
+                masks = torch.from_numpy(np.stack([views[i][2]["action_mask"] for i in idx]).astype(bool))
+                probs = torch.softmax(self.snapshots[key].masked_logits(obs, masks), -1)
+                for i, a in zip(idx, sample(probs, gen).tolist()):
+                    actions[i] = a
+            else:  # heuristic or random: the Agent interface, one call per seat
+                for i in idx:
+                    actions[i] = live[i].scripted[views[i][1]].act(views[i][2])
+        return actions
+
+
+def _worker_main(conn, args: dict, reward_scale: float, num_envs: int) -> None:
+    torch.set_num_threads(1)  # one core per worker
+    worker = RolloutWorker(args, reward_scale, num_envs)
+    while True:
+        msg = conn.recv()
+        if msg[0] == "close":
+            break
+        _, policy, pool, seed, num_steps = msg
+        conn.send(worker.collect(policy, pool, seed, num_steps))
+    conn.close()
+
+
+def _numpy(state_dict: dict) -> dict:
+    return {k: v.detach().cpu().numpy() for k, v in state_dict.items()}
+
+
+class RolloutWorkers:
+    """`num_workers` processes (spawned, one core each), or collection in this process when 0."""
+
+    def __init__(self, args, reward_scale: float) -> None:
+        import dataclasses
+
+        self.args = dataclasses.asdict(args)
+        self.num_workers = args.num_workers
+        self.rollout_steps = args.rollout_steps
+        self.local = None
+        self.conns, self.procs = [], []
+        if self.num_workers == 0:
+            self.local = RolloutWorker(self.args, reward_scale, args.num_envs)
+            return
+        ctx = mp.get_context("spawn")  # fork after torch has started threads can deadlock
+        for _ in range(self.num_workers):
+            parent, child = ctx.Pipe()
+            p = ctx.Process(target=_worker_main, args=(child, self.args, reward_scale, args.num_envs), daemon=True)
+            p.start()
+            self.conns.append(parent)
+            self.procs.append(p)
+
+    def collect(self, policy: dict, pool: list, seed: tuple) -> dict:
+        policy, pool = _numpy(policy), [_numpy(p) for p in pool]
+        if self.local is not None:
+            parts = [self.local.collect(policy, pool, [*seed, 0], self.rollout_steps)]
+        else:
+            share = -(-self.rollout_steps // self.num_workers)
+            for w, conn in enumerate(self.conns):
+                conn.send(("collect", policy, pool, [*seed, w], share))
+            parts = [conn.recv() for conn in self.conns]
+        return merge(parts)
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(("close",))
+            except (BrokenPipeError, OSError):
+                pass
+        for p in self.procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.terminate()
+        self.conns, self.procs = [], []
+
+
+def merge(parts: list[dict]) -> dict:
+    """Concatenate workers' batches; each worker's next_index moves by the transitions before it."""
+    out = {}
+    offset = 0
+    next_index = []
+    for p in parts:
+        ni = p["next_index"].copy()
+        ni[ni >= 0] += offset
+        next_index.append(ni)
+        offset += len(p["actions"])
+    for key in ("obs", "masks", "critic_in", "actions", "logprobs", "values", "rewards", "dones"):
+        out[key] = np.concatenate([p[key] for p in parts])
+    out["next_index"] = np.concatenate(next_index)
+    out["env_steps"] = sum(p["env_steps"] for p in parts)
+    episodes = defaultdict(list)
+    for p in parts:
+        for label, eps in p["episodes"].items():
+            episodes[label].extend(eps)
+    out["episodes"] = dict(episodes)
+    rets = [e["return"] for label, eps in episodes.items() if label != "self" for e in eps]
+    out["mean_return"] = float(np.mean(rets)) if rets else float("nan")
+    return out
