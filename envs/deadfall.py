@@ -351,10 +351,20 @@ class Deadfall(Engine):
             return f"DEAD {action - A_DEAD + 1}"
         return f"play {action + 1}"
 
+    def public_action_name(self, action: int, seat: int) -> str:
+        # A door card stays face down until the whole layer is revealed.
+        if self.phase == DOOR:
+            return "places a door card face down"
+        return self.action_name(action, seat)
+
     def hand_names(self, seat: int) -> list[int]:
         return [r for r in RANKS for _ in range(self.hands[seat][r - 1])]
 
-    def render(self) -> str:
+    def view(self, seat: int) -> str:
+        return self.render(viewer=seat)
+
+    def render(self, viewer: int | None = None) -> str:
+        """The whole table; with `viewer`, only what that seat may see (for a human player)."""
         if self.game_over:
             head = f"Deadfall: game over after {self.hand_number} hand(s)"
         elif self.phase == DOOR:
@@ -364,11 +374,15 @@ class Deadfall(Engine):
         lines = [head]
         for s in range(self.num_players):
             mark = ">" if s == self.current_player and not self.game_over else " "
-            pick = f", door card face down: {self.door_picks[s]}" if self.door_picks[s] else ""
+            sees = viewer is None or s == viewer
+            pick = ""
+            if self.door_picks[s]:
+                pick = f", door card face down: {self.door_picks[s] if sees else '?'}"
             top = self.tops[s] or "-"
+            held = f"hand {self.hand_names(s)}" if sees else f"{self.hand_sizes[s]} cards"
+            you = " (you)" if s == viewer else ""
             lines.append(
-                f"{mark} player_{s}: chips {self.chips[s]}, top {top}, stack {self.stacks[s]}, "
-                f"hand {self.hand_names(s)}{pick}"
+                f"{mark} player_{s}{you}: chips {self.chips[s]}, top {top}, stack {self.stacks[s]}, {held}{pick}"
             )
         if self.last_call is not None:
             c = self.last_call

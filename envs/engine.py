@@ -148,6 +148,15 @@ class Engine:
     def action_name(self, action: int, seat: int) -> str:
         raise NotImplementedError
 
+    def public_action_name(self, action: int, seat: int) -> str:
+        """How `seat`'s action looks to everyone else (secret parts left out).
+
+        Default: the action name. Games with secret choices (a face-down
+        door card, the number inside a For You offer) override this, and the
+        terminal player shows other seats' moves through it.
+        """
+        return self.action_name(action, seat)
+
     def action_from_name(self, name: str, seat: int) -> int:
         """Inverse of `action_name` (names depend only on the action and the seat)."""
         wanted = " ".join(str(name).lower().split())

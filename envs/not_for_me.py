@@ -194,7 +194,6 @@ class NotForMe(Engine):
         self._offers = [list(range(f, f + n - 1)) for f in first]
         self._seat_order = [[(seat + r) % n for r in range(n)] for seat in range(n)]  # seat-relative views
         self.out = [False] * n
-        self._names: dict[int, dict[str, int]] = {}
 
     # -- set-up --------------------------------------------------------------
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
@@ -537,20 +536,23 @@ class NotForMe(Engine):
             action - L.accept
         ]
 
-    def action_from_name(self, name: str, seat: int) -> int:
-        names = self._names.get(seat)
-        if names is None:
-            names = {self.action_name(a, seat): a for a in range(self.num_actions)}
-            self._names[seat] = names
-        wanted = " ".join(str(name).lower().split())
-        if wanted in names:
-            return names[wanted]
-        return super().action_from_name(name, seat)  # raises ValueError with examples
+    def public_action_name(self, action: int, seat: int) -> str:
+        # The number inside a For You offer is secret: others see only how many cards.
+        L = self.layout
+        if L.for_you <= action < L.accept:
+            v, r = divmod(action - L.for_you, self.num_players - 1)
+            size = self.hands[seat][v]
+            return f"for you: {size} card{'s' if size != 1 else ''} to player_{(seat + r + 1) % self.num_players}"
+        return self.action_name(action, seat)
 
     def hand_names(self, seat: int) -> str:
         return " ".join(KIND_NAMES[k] for k in range(NUM_KINDS) for _ in range(self.hands[seat][k])) or "-"
 
-    def render(self) -> str:
+    def view(self, seat: int) -> str:
+        return self.render(viewer=seat)
+
+    def render(self, viewer: int | None = None) -> str:
+        """The whole table; with `viewer`, only what that seat may see (for a human player)."""
         if self.field_count:
             shown = "W" if self.field_number == WILDS_ONLY else str(self.field_number)
             field = f"{self.field_count} x {shown} by player_{self.field_player}, {self.passes} passes since"
@@ -567,7 +569,12 @@ class NotForMe(Engine):
                 note = f" (offers {self.offer_size} cards to player_{self.target})"
             elif mark == ">" and self.phase == DRAW:
                 note = f" (draws {self.draws_owed} more)"
-            lines.append(f"{mark} player_{s}: penalty {self.penalties[s]}, hand [{self.hand_names(s)}]{note}")
+            if viewer is None or s == viewer:
+                held = f"hand [{self.hand_names(s)}]"
+            else:
+                held = f"{self.hand_sizes[s]} cards"
+            you = " (you)" if s == viewer else ""
+            lines.append(f"{mark} player_{s}{you}: penalty {self.penalties[s]}, {held}{note}")
         if self.game_over:
             best = min(self.penalties)
             winners = ", ".join(f"player_{s}" for s in range(self.num_players) if self.penalties[s] == best)

@@ -84,7 +84,10 @@ def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay:
             action = bot_agents[agent].act(obs)
             if not humans:
                 write(u.game.render())
-        write(f"{agent}: {u.action_name(action)}")
+        seat = u._seat[agent]
+        # Humans at the table see other seats' moves as the table sees them.
+        shown = u.action_name(action) if seat in humans or not humans else u.game.public_action_name(action, seat)
+        write(f"{agent}: {shown}")
         env.step(action)
         for a, inf in env.infos.items():
             if "score_changes" in inf:

@@ -62,3 +62,17 @@ def test_bad_arguments_get_one_line_and_exit_2(args, message):
     assert message in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert parse_humans("none", 4) == set()
+
+
+def test_secret_moves_of_bots_stay_secret_from_the_human():
+    import re
+
+    out = []
+    play("not_for_me", 4, {1}, "heuristic", seed=3, read=scripted(["0"] * 40), write=out.append)
+    bot_lines = [line for line in out if re.match(r"player_[023]: ", line)]
+    assert any("for you:" in line for line in bot_lines), "expected bots to make For You offers"
+    assert not any(re.search(r"for you \d+s", line) for line in bot_lines), "a bot's offered number leaked"
+    out = []
+    play("deadfall", 4, {1}, "heuristic", seed=3, read=scripted(["0"] * 3), write=out.append)
+    assert out[1] == "player_0: places a door card face down"
+    assert "door card face down: ?" in out[2]
