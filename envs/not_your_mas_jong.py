@@ -353,13 +353,10 @@ class NotYourMasJong(Engine):
         return SUIT_STATUS[c[0]] + SUIT_STATUS[c[1]] + SUIT_STATUS[c[2]] + SUIT_STATUS[c[3]] + SUIT_STATUS[c[4]] == 1
 
     def _complete_with(self, seat: int, card: int) -> bool:
-        s = card // 5
         c = self.codes[seat]
-        total = SUIT_STATUS[c[s] + POW4[card % 5]]
-        for t in range(5):
-            if t != s:
-                total += SUIT_STATUS[c[t]]
-        return total == 1
+        code = c[card // 5]
+        st = SUIT_STATUS
+        return st[c[0]] + st[c[1]] + st[c[2]] + st[c[3]] + st[c[4]] - st[code] + st[code + POW4[card % 5]] == 1
 
     def steal_options(self, seat: int, card: int) -> list[int]:
         """Legal steal actions (besides pass) of `seat` on `card` (RULES.md §4, Stealing)."""

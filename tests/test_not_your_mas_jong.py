@@ -749,3 +749,56 @@ def test_golden_transcript_is_a_whole_game_with_steals_and_payments():
 
 def test_rerecording_gives_the_checked_in_transcript():
     assert record_transcript("not_your_mas_jong", 4, 2027, options={"deal": GOLDEN_DEAL}) == load(GOLDEN_FILE)
+
+
+# -- the heuristic -------------------------------------------------------------------------
+
+
+def test_heuristic_plays_legal_moves_and_beats_random():
+    from agents.base import RandomAgent
+    from agents.heuristic.not_your_mas_jong import NotYourMasJongHeuristic
+
+    totals = {"heuristic": [], "random": []}
+    for game in range(8):
+        n = 3 + game % 2
+        env = not_your_mas_jong_v0.raw_env(num_players=n)
+        seat = game % n
+        bots = [
+            NotYourMasJongHeuristic("not_your_mas_jong", n, game) if s == seat else RandomAgent("not_your_mas_jong", n, s)
+            for s in range(n)
+        ]
+        env.reset(seed=100 + game)
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            action = None if term or trunc else bots[int(agent.split("_")[1])].act(obs)
+            assert action is None or obs["action_mask"][action] == 1
+            env.step(action)  # raw_env raises on an illegal move
+        tokens = env.unwrapped.game.tokens
+        totals["heuristic"].append(tokens[seat])
+        totals["random"] += [t for s, t in enumerate(tokens) if s != seat]
+    assert np.mean(totals["heuristic"]) > np.mean(totals["random"]) + 5
+
+
+def test_heuristic_steals_to_win_and_for_a_set_only_when_it_helps():
+    from agents.heuristic.not_your_mas_jong import NotYourMasJongHeuristic
+
+    bot = NotYourMasJongHeuristic("not_your_mas_jong", 4, 0)
+    env, g = fresh()
+    _steal_table(g, "Spring Autumn R4 R4 B5 G4 Love Anger Sorrow Joy", "R1 R2 R3 B4 B4 B4 G3 G3 Summer Summer", JUNK_3)
+    play(env, "discard Summer")
+    # player_1: Spring Summer Autumn makes a set from a ragged hand: steal
+    assert env.unwrapped.action_name(bot.act(env.observe("player_1"))) == "steal as middle"
+    play(env, "pass")
+    # player_2 could claim an identical set, but the card wins: steal win
+    assert env.unwrapped.action_name(bot.act(env.observe("player_2"))) == "steal win"
+    # a set steal that gains nothing is refused: player_1 waits on Green 3, and taking the
+    # Red 2 as the middle of Red 1 Red 3 would only swap one set for another
+    env, g = fresh()
+    set_table(
+        g,
+        ["R2 Solstice Winter B3 B3 G5 Anger Sorrow Fear Fear Fear", "R1 R2 R3 B1 B1 B1 G1 G2 Love Love",
+         "B2 B2 G2 G3 Spring Summer Autumn Love Joy Anger", "R5 R5 B5 B5 G4 G4 Spring Summer Joy Joy"],
+    )
+    play(env, "discard Red 2")
+    assert env.agent_selection == "player_1" and legal_names(env) == {"pass", "steal as middle"}
+    assert env.unwrapped.action_name(bot.act(env.observe("player_1"))) == "pass"
