@@ -618,6 +618,28 @@ class NotYourMasJong(Engine):
             return f"discard {CARD_NAMES[action]}"
         return STEAL_NAMES[action - A_PASS]
 
+    def public_action_name(self, action: int, seat: int) -> str:
+        # RULES.md [D]: steal decisions are made without seeing the others'; the
+        # outcome shows when the steal is resolved (a locked set, a win, or the next draw).
+        return "decides on the steal" if action >= A_PASS else self.action_name(action, seat)
+
+    def view(self, seat: int) -> str:
+        """The table as `seat` sees it: own hand, everyone's locked sets, discards and tokens."""
+        n = self.num_players
+        extra = f" (extra round {self.round - self.round_limit})" if self.round > self.round_limit else ""
+        lines = [f"Not Your Ma's Jong round {self.round}{extra}: Ma player_{self.ma}, draw pile {len(self.draw)}; you are player_{seat}"]
+        if self.phase == STEAL and not self.game_over:
+            lines.append(f"  discard up for stealing: {CARD_NAMES[self.current_discard]} from player_{self.discarder}")
+        for r in range(n):
+            s = (seat + r) % n
+            locked = ["/".join(CARD_NAMES[c] for c in cards) for cards in self.locked_sets[s]]
+            hand = self.hand_names(s) if s == seat else f"{self.hand_sizes[s]} cards"
+            lines.append(
+                f"  player_{s}: tokens {self.tokens[s]}, hand {hand}, locked {locked}, "
+                f"discards {[CARD_NAMES[c] for c in self.discard_piles[s]]}"
+            )
+        return "\n".join(lines)
+
     def hand_names(self, seat: int) -> list[str]:
         return [CARD_NAMES[k] for k in range(NUM_TYPES) for _ in range(self.hands[seat][k])]
 
