@@ -61,6 +61,8 @@ class Neu(Engine):
         self.num_actions = A_SHOT + n - 1
         self.obs_size = 2 * NUM_KINDS + 5 + 5 * n
         self.state_size = (n + 2) * NUM_KINDS + 5 + 5 * n
+        self._order = [[(seat + r) % n for r in range(n)] for seat in range(n)]  # seat-relative views
+        self._no_shots = [0] * (n - 1)
 
     # -- set-up --------------------------------------------------------------
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
@@ -99,7 +101,7 @@ class Neu(Engine):
         else:
             self._stacked_deal(deal)
         self.current_player = self.dealer
-        self._mask = None
+        self._mask = self._legal = None
 
     def _stacked_deal(self, deal: dict) -> None:
         g = self.game_name
@@ -138,24 +140,28 @@ class Neu(Engine):
     # -- legality ------------------------------------------------------------
     def legal_mask(self) -> np.ndarray:
         if self._mask is None:
-            self._mask = np.array(self._legal_list(), dtype=np.int8)
+            if self._legal is None:
+                self._legal = self._legal_list()
+            self._mask = np.array(self._legal, dtype=np.int8)
         return self._mask
 
     def _legal_list(self) -> list[int]:
         seat = self.current_player
         hand = self.hands[seat]
         room = 101 - self.total
-        legal = [1 if hand[k] and NUMBER_VALUES[k] <= room else 0 for k in range(13)]
-        legal.append(1 if hand[CARD_101] else 0)
-        legal.append(1 if hand[PASS] else 0)
-        legal.append(1 if hand[TURN] else 0)
+        legal = [1 if h and v <= room else 0 for h, v in zip(hand, NUMBER_VALUES)]
         # RULES.md: a Double may not be the first of two plays.
-        legal.append(1 if hand[DOUBLE] and self.owed == 1 else 0)
-        n = self.num_players
+        legal += (
+            1 if hand[CARD_101] else 0,
+            1 if hand[PASS] else 0,
+            1 if hand[TURN] else 0,
+            1 if hand[DOUBLE] and self.owed == 1 else 0,
+        )
         if hand[SHOT]:
-            legal.extend(0 if self.out[(seat + r) % n] else 1 for r in range(1, n))
+            out = self.out
+            legal += [0 if out[s] else 1 for s in self._order[seat][1:]]
         else:
-            legal.extend([0] * (n - 1))
+            legal += self._no_shots
         return legal
 
     # -- play ------------------------------------------------------------------
@@ -195,7 +201,8 @@ class Neu(Engine):
         legal = self._legal_list()
         if 1 not in legal:
             return self._lose(self.current_player)
-        self._mask = np.array(legal, dtype=np.int8)
+        self._mask = None
+        self._legal = legal
         return None
 
     def _draw(self, seat: int) -> None:
@@ -224,7 +231,7 @@ class Neu(Engine):
         if sum(1 for o in self.out if not o) == 1:
             self.game_over = True
             self.current_player = -1
-            self._mask = None
+            self._mask = self._legal = None
             return ScoreEvent(deltas, players, details)
         # The loser deals and plays first; if out, the next player still in does.
         self.dealer = loser if not self.out[loser] else self._next_seat(loser, 1)
@@ -232,13 +239,11 @@ class Neu(Engine):
         return ScoreEvent(deltas, players, details)
 
     # -- views -------------------------------------------------------------------
-    def _public(self, seat: int) -> list[float]:
-        n = self.num_players
-        v = list(self.played_counts)
-        v += [self.total, self.direction, self.owed, len(self.draw), self.round]
-        for r in range(n):
-            s = (seat + r) % n
-            v += [self.chips[s], 0 if self.out[s] else 1, self.hand_sizes[s], 1 if s == self.current_player else 0, 1 if s == self.dealer else 0]
+    def _public(self, seat: int) -> list[int]:
+        v = self.played_counts + [self.total, self.direction, self.owed, len(self.draw), self.round]
+        chips, out, sizes, cur, dealer = self.chips, self.out, self.hand_sizes, self.current_player, self.dealer
+        for s in self._order[seat]:
+            v += (chips[s], 0 if out[s] else 1, sizes[s], 1 if s == cur else 0, 1 if s == dealer else 0)
         return v
 
     def observe(self, seat: int) -> np.ndarray:
@@ -270,7 +275,7 @@ class Neu(Engine):
                 self.hands[s][k] += 1
             pool = pool[size:]
         self.draw = pool
-        self._mask = None
+        self._mask = self._legal = None
 
     def ranks(self) -> list[int]:
         return ranks_from_keys([(c, e) for c, e in zip(self.chips, self.eliminated_at)])

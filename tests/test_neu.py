@@ -48,7 +48,7 @@ def set_table(game, hands, total=0, current=0, owed=1, direction=1, draw_top=())
     game.draw = sorted(left.elements()) + [parse_card(c) for c in reversed(draw_top)]
     game.played, game.played_counts = [], [0] * NUM_KINDS
     game.total, game.current_player, game.owed, game.direction = total, current, owed, direction
-    game._mask = None
+    game._mask = game._legal = None
 
 
 # -- cards and set-up -----------------------------------------------------------
