@@ -11,11 +11,13 @@ duplicate-deal tournament (`experiments.tournament`) in ``one-vs-rest`` mode:
 for every pair (X, Y), one X against ``n - 1`` Ys, every agent in every seat
 over the same deals.
 
-Deals: ``--deals auto`` (the default) times a few deals, then picks the number
-of deals per table that fits ``--budget`` seconds in all (default 270 s, so
-the whole job stays within 5 minutes on 2 cores), at most ``--max-deals``.
-The count used is printed and stored; ``--deals N`` fixes it (results are
-then identical run to run, for any ``--workers``).
+Deals: with ``--deals auto`` (the default) each game gets an equal share of
+what is left of ``--budget`` seconds of play (default 260 s, so the whole job
+stays within 5 minutes on 2 cores) and plays deals 0, 1, 2, ... (at most
+``--max-deals``) until its share is spent; only deals finished at every table
+count. The number of deals played is printed and stored, and the results are
+exactly those of ``--deals N`` with that N, which gives identical results run
+to run, for any ``--workers``.
 
 Output: the results table on stdout, and under ``results/<timestamp>/``
 (``--out`` to choose) ``results.json``, ``<game>_<n>p.csv`` (summary),
@@ -44,8 +46,7 @@ from experiments.tournament import (
     write_reports,
 )
 
-DEFAULT_BUDGET_S = 270.0
-CALIBRATION_DEALS = 2
+DEFAULT_BUDGET_S = 260.0  # seconds of play; start-up, statistics and plots take the rest of 5 minutes
 
 
 def available_agents(kinds: Sequence[str], game: str, num_players: int) -> tuple[list[AgentSpec], list[str]]:
@@ -77,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--agents", default=default_kinds, help=f"comma-separated agent kinds (default: {default_kinds})")
     p.add_argument("--out", default=None, help="output folder (default: results/<timestamp>, linked from results/latest)")
     p.add_argument("--deals", default="auto", help="deals per table, or 'auto' to fit --budget")
-    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, help="seconds for the whole job with --deals auto")
+    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, help="seconds of play for the whole job with --deals auto")
     p.add_argument("--max-deals", type=int, default=2000, help="cap on deals per table with --deals auto")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel processes (results do not depend on it)")
     p.add_argument("--seed", type=int, default=0)
@@ -145,19 +146,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for i, (g, n, specs, tables) in enumerate(plan):
         label = f"{g} {n}p"
         if fixed_deals is not None:
-            deals = fixed_deals
-            records = play(g, tables, n, range(deals), args.seed, args.workers, progress=label)
+            records = play(g, tables, n, range(fixed_deals), args.seed, args.workers, progress=label)
         else:
-            # Time a few deals here, then give the rest of this game's share of the budget to the workers.
-            t0 = time.perf_counter()
-            records = play(g, tables, n, range(CALIBRATION_DEALS), args.seed, 1, progress=False)
-            per_deal = (time.perf_counter() - t0) / CALIBRATION_DEALS
-            left = args.budget - (time.perf_counter() - t_start)
-            share = left / (len(plan) - i) - 2.0  # 2 s for starting worker processes
-            speedup = 0.85 * args.workers if args.workers > 1 else 1.0
-            deals = int(min(args.max_deals, max(CALIBRATION_DEALS, CALIBRATION_DEALS + share * speedup / per_deal)))
-            if deals > CALIBRATION_DEALS:
-                records += play(g, tables, n, range(CALIBRATION_DEALS, deals), args.seed, args.workers, progress=label)
+            # This game's share of what is left of the budget; play stops there, keeping whole deals.
+            share = (args.budget - (time.perf_counter() - t_start)) / (len(plan) - i)
+            deadline = time.perf_counter() + share
+            records = play(g, tables, n, range(args.max_deals), args.seed, args.workers, progress=label, deadline=deadline)
+        deals = len({r["deal"] for r in records})
         res = summarize(records, tables, g, n, deals=deals, seed=args.seed, duplicate=True, mode="one-vs-rest")
         res["records"] = records
         results.append(res)

@@ -276,14 +276,21 @@ def play(
     duplicate: bool = True,
     rule_options: dict | None = None,
     progress: bool | str = True,
+    deadline: float | None = None,
 ) -> list[dict]:
-    """Play `deals` (deal indices) at every table; one record per game, in (table, deal, rotation) order."""
+    """Play `deals` (deal indices) at every table; one record per game, in (table, deal, rotation) order.
+
+    With a `deadline` (a `time.perf_counter()` value) play stops once it has
+    passed, and only the deals finished at every table are kept: a prefix of
+    `deals`, so the records are exactly those of a run over that prefix.
+    """
     tables = tuple(tuple(AgentSpec.of(s) for s in t) for t in tables)
     for t in tables:
         if len(t) != num_players:
             raise ValueError(f"a table has {len(t)} seats, the game has {num_players}")
     deals = list(deals)
-    tasks = [(t, d) for t in range(len(tables)) for d in deals]
+    # Deal-major order, so that whatever is done when the deadline passes is whole deals.
+    tasks = [(t, d) for d in deals for t in range(len(tables))]
     opts = tuple(sorted((rule_options or {}).items()))
     chunk = max(1, min(50, len(tasks) // (max(workers, 1) * 8) or 1))
     jobs = [Job(game, num_players, opts, tables, seed, duplicate, tuple(tasks[i : i + chunk])) for i in range(0, len(tasks), chunk)]
@@ -292,19 +299,29 @@ def play(
     label = progress if isinstance(progress, str) else f"{game} {num_players}p"
     bar = tqdm(total=len(tasks) * num_players, desc=label, unit="game", disable=not progress, leave=True, dynamic_ncols=True)
     records: list[dict] = []
+    done = 0
+    pool = None
     try:
         if workers <= 1:
-            for job in jobs:
-                records += play_job(job)
-                bar.update(len(job.tasks) * num_players)
+            results: Iterable[list[dict]] = map(play_job, jobs)
         else:
-            ctx = multiprocessing.get_context("spawn")
-            with ctx.Pool(workers, initializer=_worker_init) as pool:
-                for job, recs in zip(jobs, pool.imap(play_job, jobs)):
-                    records += recs
-                    bar.update(len(job.tasks) * num_players)
+            pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_worker_init)
+            results = pool.imap(play_job, jobs)
+        for job, recs in zip(jobs, results):
+            records += recs
+            done += len(job.tasks)
+            bar.update(len(job.tasks) * num_players)
+            if deadline is not None and done >= len(tables) and time.perf_counter() > deadline:
+                break
     finally:
         bar.close()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    kept = set(deals[: done // len(tables)])
+    records = [r for r in records if r["deal"] in kept]
+    position = {d: i for i, d in enumerate(deals)}
+    records.sort(key=lambda r: (r["table"], position[r["deal"]], r["rotation"]))
     return records
 
 

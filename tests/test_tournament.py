@@ -200,3 +200,13 @@ def test_cli_writes_reports(tmp_path, capsys):
     assert T.main(["--game", "neu", "--players", "2", "--games", "2", "--quiet", "--out", str(tmp_path)]) == 0
     assert "heuristic vs random" in capsys.readouterr().out
     assert (tmp_path / "results.json").exists() and (tmp_path / "neu_2p_games.csv").exists()
+
+
+def test_deadline_keeps_whole_deals_equal_to_a_shorter_run():
+    import time
+
+    tables = make_tables([H, R], 2, "one-vs-rest")
+    cut = T.play("neu", tables, 2, range(40), seed=2, progress=False, deadline=time.perf_counter())
+    deals = sorted({r["deal"] for r in cut})
+    assert 1 <= len(deals) < 40 and deals == list(range(len(deals)))
+    assert cut == T.play("neu", tables, 2, range(len(deals)), seed=2, progress=False)
