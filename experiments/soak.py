@@ -39,7 +39,6 @@ What is checked on every agent step (`GameChecker`):
 
 from __future__ import annotations
 
-import argparse
 import copy
 import math
 import pickle
@@ -54,6 +53,7 @@ from typing import Any, Callable
 import numpy as np
 
 import envs
+from experiments.cli import ArgumentParser
 
 # -- the per-game facts the checks need --------------------------------------
 
@@ -118,6 +118,16 @@ KNOWN_ISSUES: dict[str, str] = {
         "envs/adapter.py observe(): while an eliminated (terminated) agent takes its None-step, "
         "the engine's current player already gets a non-zero action mask, although it is not "
         "agent_selection (Neu, when a player goes out)"
+    ),
+    "step_after_game_over": (
+        "envs/adapter.py step(): once the game is over and every agent has taken its None-step, "
+        "step(None) or step(0) raises KeyError('player_k') instead of PettingZoo's convention "
+        "(OrderEnforcingWrapper: a warning and nothing happens) or a clear error"
+    ),
+    "reset_option_names_with_percent": (
+        "envs/adapter.py reset(): an unknown reset option whose name contains '%' (e.g. "
+        "options={'%s': 1}) crashes inside gymnasium.logger.warn (TypeError: not enough arguments "
+        "for format string) instead of warning"
     ),
 }
 
@@ -637,7 +647,7 @@ def replay_command(game: str, n: int, kind: str, seed: int) -> str:
 
 
 def _parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m experiments.soak", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="python -m experiments.soak", description=__doc__.split("\n\n")[0])
     p.add_argument("--games", type=int, default=1000, help="games to play (default 1000)")
     p.add_argument("--game", action="append", help="only this game (repeatable; default: every available game)")
     p.add_argument("--players", type=int, action="append", help="only this player count (repeatable)")
