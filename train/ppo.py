@@ -75,7 +75,7 @@ class Args:
     vs_random: float = field(default=0.1, metadata={"help": "share of tables vs random; the rest is vs past snapshots"})
     pool_size: int = field(default=8, metadata={"help": "most recent snapshots kept as opponents"})
     # PPO
-    learning_rate: float = field(default=2.5e-4, metadata={"help": "Adam learning rate, annealed linearly to 0"})
+    learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate, annealed linearly to 0"})
     gamma: float = field(default=0.995, metadata={"help": "discount per own decision"})
     gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
     num_minibatches: int = field(default=4, metadata={"help": "minibatches per epoch"})
@@ -92,6 +92,7 @@ class Args:
     resume: bool = field(default=False, metadata={"help": "continue from runs/<name>/checkpoint.pt"})
     export: str = field(default="", metadata={"help": "at the end, also write the policy here (+ a .json sidecar)"})
     progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
+    torch_threads: int = field(default=1, metadata={"help": "torch threads for the update (more threads thrash on a busy 2-core machine)"})
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
@@ -120,7 +121,7 @@ def check_args(args: Args) -> None:
     if args.game not in envs.available_games():
         raise ValueError(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
     envs.make_raw(args.game, num_players=args.players)  # ValueError names the valid player range
-    for name in ("steps", "num_envs", "rollout_steps", "num_minibatches", "update_epochs", "hidden", "checkpoint_every", "pool_size"):
+    for name in ("steps", "num_envs", "torch_threads", "rollout_steps", "num_minibatches", "update_epochs", "hidden", "checkpoint_every", "pool_size"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     if args.num_workers < 0:
@@ -245,6 +246,7 @@ def main(args: Args) -> ActorCritic:
     run_path = os.path.join(args.run_dir, run_name)
     os.makedirs(run_path, exist_ok=True)
     torch.manual_seed(args.seed)
+    torch.set_num_threads(args.torch_threads)
 
     # Fixed normalisation, measured once on random play (seeded, so reproducible).
     scales = measure_scales(args.game, args.players, args.critic, seed=args.seed)
@@ -426,6 +428,34 @@ def export(agent: ActorCritic, args: Args, final: dict, csv_path: str) -> None:
     }
     with open(os.path.splitext(args.export)[0] + ".json", "w") as f:
         json.dump(sidecar, f, indent=2)
+    plot_learning_curve(csv_path, os.path.splitext(args.export)[0] + "_curve.png", f"{args.game}, {args.players} players", args.players)
+
+
+def plot_learning_curve(csv_path: str, png_path: str, title: str, num_players: int) -> None:
+    """Win rate (first place) of the learner's seat vs the heuristic and vs random, against env steps."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    with open(csv_path) as f:
+        rows = list(csv.DictReader(f))
+    steps = np.array([float(r["global_step"]) for r in rows])
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for key, label in (("winrate_vs_heuristic", "vs heuristic"), ("winrate_vs_random", "vs random")):
+        y = np.array([float(r[key]) for r in rows])
+        if np.isnan(y).all():
+            continue
+        smooth = np.array([np.nanmean(y[max(0, i - 4) : i + 1]) for i in range(len(y))])  # mean of the last 5 updates
+        ax.plot(steps, smooth, label=label)
+    ax.axhline(1 / num_players, color="grey", lw=0.8, ls="--", label="chance (1/N)")
+    ax.set(xlabel="env agent-steps", ylabel="first place, 1 learner seat", title=f"PPO learning curve: {title}", ylim=(0, 1))
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=80)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
