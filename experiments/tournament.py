@@ -508,7 +508,7 @@ def markdown(results: Sequence[dict]) -> str:
                 f"| {res['game']} | {res['num_players']} | {name} | {_fmt(s['score'])} | {_fmt(s['reward'])} | "
                 f"{_fmt(s['win'])} | {_fmt(s['rank'])} | {sk} | {s['games']} |"
             )
-    lines += ["", "| game | players | A vs B | score diff A − B | A ahead of B | variance reduction (duplicate vs plain) | deals |", "|---|---|---|---|---|---|---|"]
+    lines += ["", "| game | players | A vs B | score diff A − B | A ahead of B | variance reduction (duplicate vs plain) | deals × tables |", "|---|---|---|---|---|---|---|"]
     for res in results:
         names = res["agents"]
         for a, b in itertools.combinations(names, 2):
