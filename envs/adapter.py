@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.logger import warn
+import warnings
 from pettingzoo import AECEnv
 
 from envs.engine import Engine, zero_sum_rewards
@@ -80,7 +80,7 @@ class CardGameEnv(AECEnv):
             if unknown:
                 # PettingZoo's api_test passes made-up options and expects them
                 # to be accepted, so unknown keys warn instead of raising.
-                warn(f"ignoring unknown reset option(s) {unknown}; the only reset option is 'deal'")
+                warnings.warn(f"ignoring unknown reset option(s) {unknown}; the only reset option is 'deal'", stacklevel=2)
             deal = options.get("deal")
         if seed is not None or self._rng is None:
             # reset() without a seed keeps drawing from the same stream, so a
@@ -106,7 +106,9 @@ class CardGameEnv(AECEnv):
             raise RuntimeError("call reset() before observe()")
         game = self.game
         seat = self._seat[agent]
-        if seat == game.current_player and not game.game_over and not self.terminations.get(agent, True):
+        # Only the agent PettingZoo will step next may move: while a terminated
+        # agent takes its None-step, the engine's next player must wait.
+        if agent == self.agent_selection and seat == game.current_player and not game.game_over and not self.terminations.get(agent, True):
             mask = game.legal_mask().copy()
         else:
             mask = self._no_moves.copy()
@@ -121,6 +123,8 @@ class CardGameEnv(AECEnv):
     def step(self, action: Any) -> None:
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
+        if not self.agents:
+            raise RuntimeError("the game is over and every agent is done; call reset() to play again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._dead_step(action)
@@ -198,7 +202,7 @@ class CardGameEnv(AECEnv):
 
     def _penalise_illegal(self, agent: str) -> None:
         # PettingZoo classic's TerminateIllegalWrapper convention.
-        warn(f"{agent} made an illegal move; the game ends and {agent} gets -1.")
+        warnings.warn(f"{agent} made an illegal move; the game ends and {agent} gets -1.", stacklevel=3)
         self._cumulative_rewards[agent] = 0.0
         for k in self.agents:
             r = -1.0 if k == agent else 0.0
@@ -254,7 +258,7 @@ class CardGameEnv(AECEnv):
 
     def render(self) -> str | None:
         if self.render_mode is None:
-            warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'")
+            warnings.warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'", stacklevel=2)
             return None
         if not self._has_reset:
             raise RuntimeError("call reset() before render()")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from envs.engine import (
+    is_int_between,
     Engine,
     ScoreEvent,
     check_against_deck,
@@ -61,8 +62,16 @@ def parse_card(card) -> int:
     return rank
 
 
-def _positive_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
+# Bounds keep every chip count (at most 7 x MAX_CHIPS) inside the observation Box.
+MAX_CHIPS, MAX_HANDS = 100_000, 100_000
+
+
+def _is_chips(v) -> bool:
+    return is_int_between(v, 1, MAX_CHIPS)
+
+
+def _is_hands(v) -> bool:
+    return is_int_between(v, 1, MAX_HANDS)
 
 
 class Deadfall(Engine):
@@ -70,8 +79,8 @@ class Deadfall(Engine):
     deck = DECK
     min_players, max_players, default_players = 2, 7, 4
     OPTIONS = {
-        "starting_chips": (50, _positive_int, "an integer >= 1 (chips each player starts with)"),
-        "rounds": (10, _positive_int, "an integer >= 1 (number of hands; RULES.md [D] default 10)"),
+        "starting_chips": (50, _is_chips, f"an integer from 1 to {MAX_CHIPS} (chips each player starts with)"),
+        "rounds": (10, _is_hands, f"an integer from 1 to {MAX_HANDS} (number of hands; RULES.md [D] default 10)"),
     }
 
     def __init__(self, num_players: int | None = None, **rule_options) -> None:

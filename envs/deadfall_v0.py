@@ -105,8 +105,8 @@ actually in front of each player and the pot. With the event, `infos` holds
 ## Rule options
 | option           | default | meaning                                      |
 |------------------|---------|----------------------------------------------|
-| `starting_chips` | 50      | chips each player starts with (integer ≥ 1)  |
-| `rounds`         | 10      | hands in a game (integer ≥ 1)                |
+| `starting_chips` | 50      | chips each player starts with (integer 1 … 100,000) |
+| `rounds`         | 10      | hands in a game (integer 1 … 100,000)        |
 
 ## Decisions from RULES.md [D]
 * Seats: "clockwise" / "to the right of the dealer" is increasing seat

@@ -198,6 +198,14 @@ class Engine:
         return (other - seat) % self.num_players
 
 
+def is_int_between(x: Any, low: int, high: int) -> bool:
+    """Rule-option check: a true integer (not bool, not float) in [low, high].
+
+    Upper bounds keep every observation inside its Box and float32-exact.
+    """
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) and low <= x <= high
+
+
 # -- stacked deals ------------------------------------------------------------
 
 

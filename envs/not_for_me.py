@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from envs.engine import (
+    is_int_between,
     Engine,
     ScoreEvent,
     check_against_deck,
@@ -134,12 +135,20 @@ _ONE_HOT = [[0] * NUM_KINDS] + [[1 if j == k else 0 for j in range(NUM_KINDS)] f
 _PHASE_HOT = ([1, 0, 0], [0, 1, 0], [0, 0, 1])
 
 
-def _is_count(x, low: int) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x >= low
+# Bounds keep penalty totals (at most ~50 cards x 10 marks x 6 x 100 rounds) inside the Box.
+MAX_MARK, MAX_ROUNDS, MAX_ROUND_STEPS = 10, 100, 100_000
 
 
 def _is_marks(x) -> bool:
-    return isinstance(x, (list, tuple)) and len(x) == NUMBERS and all(_is_count(m, 0) for m in x)
+    return isinstance(x, (list, tuple)) and len(x) == NUMBERS and all(is_int_between(m, 0, MAX_MARK) for m in x)
+
+
+def _is_rounds(x) -> bool:
+    return is_int_between(x, 1, MAX_ROUNDS)
+
+
+def _is_round_steps(x) -> bool:
+    return is_int_between(x, 1, MAX_ROUND_STEPS)
 
 
 _PLAYS: dict[tuple, list[int]] = {}  # memo of _number_plays; bounded by the few values each key takes
@@ -166,10 +175,10 @@ class NotForMe(Engine):
         "hand_marks": (
             (1,) * NUMBERS,
             _is_marks,
-            "a list of 6 non-negative integers: the hand marks of one card of 1, 2, ..., 6",
+            f"a list of 6 integers from 0 to {MAX_MARK}: the hand marks of one card of 1, 2, ..., 6",
         ),
-        "rounds": (None, lambda x: _is_count(x, 1), "a positive integer (default: the number of players)"),
-        "max_round_steps": (2000, lambda x: _is_count(x, 1), "a positive integer (agent steps per round)"),
+        "rounds": (None, _is_rounds, f"an integer from 1 to {MAX_ROUNDS} (default: the number of players)"),
+        "max_round_steps": (2000, _is_round_steps, f"an integer from 1 to {MAX_ROUND_STEPS} (agent steps per round)"),
     }
 
     def default_for(self, name: str):

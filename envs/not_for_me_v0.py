@@ -92,9 +92,9 @@ zero rewards). At the end of the game, also `final_scores` and `final_ranks`
 ## Rule options
 | option            | default              | meaning                                                  |
 |-------------------|----------------------|----------------------------------------------------------|
-| `hand_marks`      | (1, 1, 1, 1, 1, 1)   | hand marks of one card of 1 … 6 (penalty per card)       |
-| `rounds`          | number of players    | rounds in a game                                         |
-| `max_round_steps` | 2000                 | agent steps (plays, offers, answers, draws, passes) after which a round ends with no penalties |
+| `hand_marks`      | (1, 1, 1, 1, 1, 1)   | hand marks of one card of 1 … 6 (penalty per card), each 0 … 10 |
+| `rounds`          | number of players    | rounds in a game, 1 … 100                                |
+| `max_round_steps` | 2000                 | agent steps (plays, offers, answers, draws, passes) after which a round ends with no penalties, 1 … 100,000 |
 
 ## Decisions from RULES.md [D]
 * Seats: "clockwise" is increasing seat index.

@@ -654,3 +654,12 @@ def test_heuristic_starts_with_its_1_and_calls_a_dead_that_cannot_fail():
     door_layer(env, [1, 2, 2, 5])
     # both 2s are on the table: DEAD 2 cannot fail (target: player_2, nearest to the right)
     assert env.unwrapped.action_name(bot.act(env.observe("player_0"))) == "DEAD 2"
+
+
+def test_option_bounds_keep_observations_in_their_box():
+    from envs import deadfall_v0 as dv
+
+    with pytest.raises(ValueError, match="starting_chips.*1 to 100000"):
+        dv.env(starting_chips=100_001)
+    with pytest.raises(ValueError, match="rounds"):
+        dv.env(rounds=0)

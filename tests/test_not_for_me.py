@@ -549,7 +549,7 @@ def test_bad_deals_say_what_is_wrong(deal, message):
     [
         ({"num_players": 6}, "2 to 5"),
         ({"num_players": 1}, "2 to 5"),
-        ({"hand_marks": [1, 2, 3]}, "hand_marks.*6 non-negative"),
+        ({"hand_marks": [1, 2, 3]}, "hand_marks.*6 integers from 0 to 10"),
         ({"hand_marks": [1, 1, 1, 1, 1, -1]}, "hand_marks"),
         ({"rounds": 0}, "rounds"),
         ({"rounds": "3"}, "rounds"),
@@ -630,3 +630,10 @@ if __name__ == "__main__":
     # Re-record the golden playthrough after a deliberate rules change (bump the _vN then).
     save(record_transcript(**GOLDEN_ARGS), GOLDEN_FILE)
     print(f"wrote {GOLDEN_FILE}")
+
+
+def test_option_bounds_keep_observations_in_their_box():
+    with pytest.raises(ValueError, match="rounds.*from 1 to 100"):
+        not_for_me_v0.env(rounds=101)
+    with pytest.raises(ValueError, match="hand_marks"):
+        not_for_me_v0.env(hand_marks=[11, 1, 1, 1, 1, 1])
