@@ -12,12 +12,14 @@ from __future__ import annotations
 import numpy as np
 
 from envs.engine import (
-    is_int_between,
     Engine,
     ScoreEvent,
     check_against_deck,
     check_deal_keys,
+    is_int_between,
     parse_cards,
+    parse_hands,
+    shuffled,
 )
 
 NUM_RANKS = 10
@@ -145,13 +147,9 @@ class Deadfall(Engine):
         g = self.game_name
         n, h = self.num_players, self.hand_size
         check_deal_keys(deal, {"hands", "set_aside"}, g)
-        hands = deal.get("hands")
-        if not isinstance(hands, (list, tuple)) or len(hands) != n:
-            raise ValueError(f"{g}: deal['hands'] must list {n} hands, one per seat")
-        parsed = [parse_cards(hand, parse_card, f"hands[{i}]", g) for i, hand in enumerate(hands)]
-        for i, hand in enumerate(parsed):
-            if len(hand) != h:
-                raise ValueError(f"{g}: deal hands[{i}] has {len(hand)} cards; with {n} players every hand has {h}")
+        parsed = parse_hands(
+            deal, [h] * n, parse_card, g, size_rule=lambda seat, size: f"with {n} players every hand has {size}"
+        )
         named = [c for hand in parsed for c in hand]
         aside = None
         if "set_aside" in deal:
@@ -167,7 +165,7 @@ class Deadfall(Engine):
             for r in hand:
                 self.hands[s][r - 1] += 1
             self.hand_sizes[s] = h
-        self.set_aside = aside if aside is not None else [rest[i] for i in self.rng.permutation(len(rest))]
+        self.set_aside = aside if aside is not None else shuffled(rest, self.rng)
 
     def _end_game(self) -> None:
         self.game_over = True
@@ -343,7 +341,7 @@ class Deadfall(Engine):
             pool += [r for r in RANKS for _ in range(self.hands[s][r - 1])]
             if self.door_picks[s]:
                 pool.append(self.door_picks[s])
-        pool = [pool[i] for i in rng.permutation(len(pool))]
+        pool = shuffled(pool, rng)
         for s in others:
             size = self.hand_sizes[s]
             self.hands[s] = [0] * NUM_RANKS

@@ -222,6 +222,31 @@ def parse_cards(cards: Any, parse_one: Callable[[Any], int], where: str, game: s
     return out
 
 
+def parse_hands(
+    deal: dict,
+    sizes: Sequence[int],
+    parse_one: Callable[[Any], int],
+    game: str,
+    size_rule: Callable[[int, int], str] = lambda seat, size: f"every hand has {size}",
+    seat_note: str = "",
+) -> list[list[int]]:
+    """Parse ``deal["hands"]``: one list per seat, seat i holding exactly ``sizes[i]`` cards."""
+    hands = deal.get("hands")
+    n = len(sizes)
+    if not isinstance(hands, (list, tuple)) or len(hands) != n:
+        raise ValueError(f"{game}: deal['hands'] must list {n} hands, one per seat{seat_note}")
+    parsed = [parse_cards(h, parse_one, f"hands[{i}]", game) for i, h in enumerate(hands)]
+    for i, (h, size) in enumerate(zip(parsed, sizes)):
+        if len(h) != size:
+            raise ValueError(f"{game}: deal hands[{i}] has {len(h)} cards; {size_rule(i, size)}")
+    return parsed
+
+
+def shuffled(cards: Sequence[int], rng: np.random.Generator) -> list[int]:
+    """A new list with the cards in a random order from the env's seeded RNG."""
+    return [cards[i] for i in rng.permutation(len(cards))]
+
+
 def check_against_deck(named: list[int], deck: Sequence[int], card_label: Callable[[int], str], game: str) -> list[int]:
     """Check that the named cards fit in the deck; return the deck's remaining cards."""
     left = Counter(deck)

@@ -14,7 +14,9 @@ from envs.engine import (
     check_against_deck,
     check_deal_keys,
     parse_cards,
+    parse_hands,
     ranks_from_keys,
+    shuffled,
 )
 
 # Card kinds, in the order of the observation's hand counts.
@@ -91,7 +93,7 @@ class Neu(Engine):
         self.hands = [[0] * NUM_KINDS for _ in range(n)]
         self.hand_sizes = [0] * n
         if deal is None:
-            order = [DECK[i] for i in self.rng.permutation(len(DECK))]
+            order = shuffled(DECK, self.rng)
             # The dealer deals one card at a time starting at their left; with a
             # shuffled deck only the count matters, so deal 3 in a block each.
             for s in self._seats_in_game_from(self.dealer + 1):
@@ -106,21 +108,14 @@ class Neu(Engine):
     def _stacked_deal(self, deal: dict) -> None:
         g = self.game_name
         check_deal_keys(deal, {"hands", "draw_pile"}, g)
-        hands = deal.get("hands")
-        if not isinstance(hands, (list, tuple)) or len(hands) != self.num_players:
-            raise ValueError(f"{g}: deal['hands'] must list {self.num_players} hands, one per seat")
-        parsed = [parse_cards(h, parse_card, f"hands[{i}]", g) for i, h in enumerate(hands)]
-        for i, h in enumerate(parsed):
-            if len(h) != HAND_SIZE:
-                raise ValueError(f"{g}: deal hands[{i}] has {len(h)} cards; every hand has {HAND_SIZE}")
+        parsed = parse_hands(deal, [HAND_SIZE] * self.num_players, parse_card, g)
         top = parse_cards(deal.get("draw_pile", []), parse_card, "draw_pile", g)
         rest = check_against_deck([c for h in parsed for c in h] + top, DECK, lambda k: KIND_NAMES[k], g)
         for s, h in enumerate(parsed):
             for c in h:
                 self._give(s, c)
         # Cards the deal does not name are shuffled under the named ones.
-        rest = [rest[i] for i in self.rng.permutation(len(rest))]
-        self.draw = rest + top[::-1]
+        self.draw = shuffled(rest, self.rng) + top[::-1]
 
     def _give(self, seat: int, kind: int) -> None:
         self.hands[seat][kind] += 1
@@ -212,7 +207,7 @@ class Neu(Engine):
                 return
             last = self.played[-1]
             rest = self.played[:-1]
-            self.draw = [rest[i] for i in self.rng.permutation(len(rest))]
+            self.draw = shuffled(rest, self.rng)
             self.played = [last]
             self.played_counts = [0] * NUM_KINDS
             self.played_counts[last] = 1
@@ -267,7 +262,7 @@ class Neu(Engine):
         pool = list(self.draw)
         for s in others:
             pool += [k for k in range(NUM_KINDS) for _ in range(self.hands[s][k])]
-        pool = [pool[i] for i in rng.permutation(len(pool))]
+        pool = shuffled(pool, rng)
         for s in others:
             size = self.hand_sizes[s]
             self.hands[s] = [0] * NUM_KINDS

@@ -17,12 +17,14 @@ from typing import NamedTuple
 import numpy as np
 
 from envs.engine import (
-    is_int_between,
     Engine,
     ScoreEvent,
     check_against_deck,
     check_deal_keys,
+    is_int_between,
     parse_cards,
+    parse_hands,
+    shuffled,
 )
 
 NUMBERS = 6
@@ -236,7 +238,7 @@ class NotForMe(Engine):
         self.offer_size = 0
         self.draws_owed = 0
         if deal is None:
-            order = [self.deck[i] for i in self.rng.permutation(len(self.deck))]
+            order = shuffled(self.deck, self.rng)
             for s in range(n):
                 for k in order[s * HAND_SIZE : (s + 1) * HAND_SIZE]:
                     self.hands[s][k] += 1
@@ -251,13 +253,7 @@ class NotForMe(Engine):
     def _stacked_deal(self, deal: dict) -> None:
         g, n = self.game_name, self.num_players
         check_deal_keys(deal, {"hands", "supply", "draw_pile"}, g)
-        hands = deal.get("hands")
-        if not isinstance(hands, (list, tuple)) or len(hands) != n:
-            raise ValueError(f"{g}: deal['hands'] must list {n} hands, one per seat")
-        parsed = [parse_cards(h, parse_card, f"hands[{i}]", g) for i, h in enumerate(hands)]
-        for i, h in enumerate(parsed):
-            if len(h) != HAND_SIZE:
-                raise ValueError(f"{g}: deal hands[{i}] has {len(h)} cards; every hand has {HAND_SIZE}")
+        parsed = parse_hands(deal, [HAND_SIZE] * n, parse_card, g)
         supply = None
         if "supply" in deal:
             supply = parse_cards(deal["supply"], parse_card, "supply", g)
@@ -270,7 +266,7 @@ class NotForMe(Engine):
             for k in h:
                 self.hands[s][k] += 1
         # Cards the deal does not name are shuffled; the supply comes from them if not named.
-        rest = [rest[i] for i in self.rng.permutation(len(rest))]
+        rest = shuffled(rest, self.rng)
         if supply is None:
             supply, rest = rest[:SUPPLY_SLOTS], rest[SUPPLY_SLOTS:]
         self.supply = supply
@@ -504,7 +500,7 @@ class NotForMe(Engine):
         if hide_offer:
             pool += [self.offer_kind] * self.offer_size
         for _ in range(100):
-            cards = [pool[i] for i in rng.permutation(len(pool))]
+            cards = shuffled(pool, rng)
             offer_kind = self.offer_kind
             if hide_offer:
                 # The giver handed over *all* cards of that number, so the giver keeps none.

@@ -23,6 +23,8 @@ from envs.engine import (
     check_against_deck,
     check_deal_keys,
     parse_cards,
+    parse_hands,
+    shuffled,
 )
 
 # -- cards ------------------------------------------------------------------------
@@ -299,7 +301,7 @@ class NotYourMasJong(Engine):
         self.to_ask: list[int] = []  # seats still to decide on the current discard
         self.claims = [-1] * n  # steal decision per seat on the current discard (hidden)
         if deal is None:
-            order = [DECK[i] for i in self.rng.permutation(len(DECK))]
+            order = shuffled(DECK, self.rng)
             for s in range(n):
                 size = HAND_SIZE + (1 if s == self.ma else 0)
                 for c in order[-size:]:
@@ -319,23 +321,22 @@ class NotYourMasJong(Engine):
         g = self.game_name
         n = self.num_players
         check_deal_keys(deal, {"hands", "draw_pile"}, g)
-        hands = deal.get("hands")
-        if not isinstance(hands, (list, tuple)) or len(hands) != n:
-            raise ValueError(f"{g}: deal['hands'] must list {n} hands, one per seat (player_0 is the Ma)")
-        parsed = [parse_cards(h, parse_card, f"hands[{i}]", g) for i, h in enumerate(hands)]
-        for i, h in enumerate(parsed):
-            size = HAND_SIZE + (1 if i == self.ma else 0)
-            if len(h) != size:
-                who = "the Ma's hand" if i == self.ma else "every other hand"
-                raise ValueError(f"{g}: deal hands[{i}] has {len(h)} cards; {who} has {size}")
+        sizes = [HAND_SIZE + (1 if i == self.ma else 0) for i in range(n)]
+        parsed = parse_hands(
+            deal,
+            sizes,
+            parse_card,
+            g,
+            size_rule=lambda seat, size: ("the Ma's hand" if seat == self.ma else "every other hand") + f" has {size}",
+            seat_note=" (player_0 is the Ma)",
+        )
         top = parse_cards(deal.get("draw_pile", []), parse_card, "draw_pile", g)
         rest = check_against_deck([c for h in parsed for c in h] + top, DECK, lambda k: CARD_NAMES[k], g)
         for s, h in enumerate(parsed):
             for c in h:
                 self._give(s, c)
         # Cards the deal does not name are shuffled under the named ones.
-        rest = [rest[i] for i in self.rng.permutation(len(rest))]
-        self.draw = rest + top[::-1]
+        self.draw = shuffled(rest, self.rng) + top[::-1]
 
     def _give(self, seat: int, card: int) -> None:
         self.hands[seat][card] += 1
@@ -595,7 +596,7 @@ class NotYourMasJong(Engine):
         pool = list(self.draw)
         for s in others:
             pool += [k for k in range(NUM_TYPES) for _ in range(self.hands[s][k])]
-        pool = [pool[i] for i in rng.permutation(len(pool))]
+        pool = shuffled(pool, rng)
         for s in others:
             size = self.hand_sizes[s]
             self.hands[s] = [0] * NUM_TYPES
