@@ -28,7 +28,6 @@ Output: the results table on stdout, and under ``results/<timestamp>/``
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((game, label, measure(make, args.seconds, args.repeats)))
 
     print(f"\nagent-steps per CPU-second, random legal play, one core, median of {args.repeats} x {args.seconds:g} s")
-    print(f"| env | API | median steps/s | min - max | vs leduc env() |")
+    print("| env | API | median steps/s | min - max | vs leduc env() |")
     print("|---|---|---:|---:|---:|")
     for name, label, runs in rows:
         med = statistics.median(runs)

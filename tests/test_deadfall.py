@@ -374,7 +374,6 @@ def test_chips_carry_over_and_the_game_lasts_rounds_hands():
     for a, r in env.rewards.items():
         total[a] += r
     while env.agents:
-        agent = env.agent_selection
         obs, _, term, _, _ = env.last()
         if term:
             env.step(None)

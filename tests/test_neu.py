@@ -10,7 +10,7 @@ import pytest
 
 from envs import neu_v0
 from envs.neu import COPIES, DECK, KIND_NAMES, NUM_KINDS, Neu, parse_card
-from tests.helpers import GOLDEN, load, play_random_game, random_action, record_transcript, replay
+from tests.helpers import GOLDEN, load, play_random_game, record_transcript, replay
 
 SEED_DEAL = {
     # player_0 = Hiroshi (博, dealer), player_1 = Masako (雅子), player_2 = Koichi (浩一),
