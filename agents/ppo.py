@@ -42,11 +42,12 @@ def read_checkpoint(path) -> dict:
 
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"PPO checkpoint {path} does not exist")
+        raise FileNotFoundError(f"PPO checkpoint {path} {'is a directory, not a file' if path.is_dir() else 'does not exist'}")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # truncated zip, garbage bytes, pickles with code in them, ...
-        raise CheckpointError(f"{path}: not a readable PPO checkpoint ({type(e).__name__}: {str(e).splitlines()[0][:200]})") from None
+        first_line = (str(e).splitlines() or [""])[0][:200]
+        raise CheckpointError(f"{path}: not a readable PPO checkpoint ({type(e).__name__}: {first_line})") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
         raise CheckpointError(f"{path}: not a cardzoo PPO checkpoint (format {found!r}, expected {CHECKPOINT_FORMAT!r})")
@@ -95,7 +96,8 @@ class PPOAgent(Agent):
         try:
             net.load_state_dict(ckpt["model"])
         except (RuntimeError, TypeError, AttributeError) as e:
-            raise CheckpointError(f"{path}: weights do not fit the network ({str(e).splitlines()[0][:300]})") from None
+            first_line = (str(e).splitlines() or [""])[0][:300]
+            raise CheckpointError(f"{path}: weights do not fit the network ({first_line})") from None
         net.eval()
         agent = cls(ckpt["game"], ckpt["num_players"], seed, greedy=greedy)
         agent.net, agent.path = net, path

@@ -146,7 +146,7 @@ def test_gae_follows_each_seat_stream():
 # ---------------------------------------------------------------- tiny training runs
 def tiny(tmp_path, **kw) -> Args:
     base = dict(game="neu", players=3, steps=600, rollout_steps=300, num_envs=2, num_workers=0, hidden=16,
-                run_dir=str(tmp_path), progress=False, seed=3, checkpoint_every=1)
+                run_dir=str(tmp_path), progress=False, seed=3, checkpoint_every=1, scale_games=4)
     base.update(kw)
     return Args(**base)
 

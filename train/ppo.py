@@ -74,6 +74,7 @@ class Args:
     vs_heuristic: float = field(default=0.3, metadata={"help": "share of tables vs the game's heuristic (moves to snapshots when there is none)"})
     vs_random: float = field(default=0.1, metadata={"help": "share of tables vs random; the rest is vs past snapshots"})
     pool_size: int = field(default=8, metadata={"help": "most recent snapshots kept as opponents"})
+    scale_games: int = field(default=40, metadata={"help": "random games played to measure the observation and reward scales"})
     # PPO
     learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate, annealed linearly to 0"})
     gamma: float = field(default=0.995, metadata={"help": "discount per own decision"})
@@ -95,8 +96,17 @@ class Args:
     torch_threads: int = field(default=1, metadata={"help": "torch threads for the update (more threads thrash on a busy 2-core machine)"})
 
 
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str):  # one clear line, not the whole usage block
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def integer(text: str) -> int:
+    return int(text.replace("_", ""))  # so that --steps 2_000_000 works
+
+
 def parse_args(argv: list[str] | None = None) -> Args:
-    parser = argparse.ArgumentParser(prog="python -m train.ppo", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m train.ppo", description=__doc__.split("\n\n")[0])
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
         if f.type in ("bool", bool):
@@ -106,7 +116,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
         choices = f.metadata.get("choices")
         if f.name == "game":
             choices = envs.available_games()
-        parser.add_argument(flag, type=(lambda s: int(s.replace("_", ""))) if kind is int else kind,
+        parser.add_argument(flag, type=integer if kind is int else kind,
                             default=f.default, choices=choices, help=f.metadata["help"])
     args = Args(**vars(parser.parse_args(argv)))
     try:
@@ -121,7 +131,7 @@ def check_args(args: Args) -> None:
     if args.game not in envs.available_games():
         raise ValueError(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
     envs.make_raw(args.game, num_players=args.players)  # ValueError names the valid player range
-    for name in ("steps", "num_envs", "torch_threads", "rollout_steps", "num_minibatches", "update_epochs", "hidden", "checkpoint_every", "pool_size"):
+    for name in ("steps", "num_envs", "torch_threads", "rollout_steps", "num_minibatches", "update_epochs", "hidden", "checkpoint_every", "pool_size", "scale_games"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     if args.num_workers < 0:
@@ -249,7 +259,7 @@ def main(args: Args) -> ActorCritic:
     torch.set_num_threads(args.torch_threads)
 
     # Fixed normalisation, measured once on random play (seeded, so reproducible).
-    scales = measure_scales(args.game, args.players, args.critic, seed=args.seed)
+    scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=args.scale_games)
     probe = envs.make_raw(args.game, num_players=args.players)
     agent = ActorCritic(probe.game.obs_size, probe.game.num_actions, scales["critic_mean"].size, args.hidden)
     with torch.no_grad():
