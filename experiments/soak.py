@@ -39,7 +39,6 @@ What is checked on every agent step (`GameChecker`):
 
 from __future__ import annotations
 
-import copy
 import math
 import pickle
 import sys
@@ -47,8 +46,9 @@ import time
 import traceback
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -699,7 +699,7 @@ def main(argv=None) -> int:
                 game, n, seed, kind, deep_every=args.deep_every, leak_every=args.leak_every, illegal_samples=1
             )
             steps += result.steps
-        except Exception as e:  # any crash is a failure to report, not a reason to stop
+        except Exception as e:  # noqa: BLE001 - any crash is a failure to report, not a reason to stop
             if isinstance(e, InvariantError):
                 detail = str(e).split(": ", 1)[1].rsplit(" (replay: ", 1)[0]
             else:

@@ -17,16 +17,17 @@ The checks are shown to catch leaks by planting some (`test_planted_*`):
 the engine's ``observe`` is monkeypatched to append (a) an opponent's hand
 counts, (b) the top card of the hidden pile, (c) the full ``state()``; each
 test asserts that the check reports a leak at some mid-game state, and that
-the same check reports nothing at the same states without the plant. That
-was also checked by hand: with (a) applied in a scratch copy of
-``Neu.observe``, `test_observation_does_not_depend_on_hidden_cards` fails
-with "observation of player_k changed at indices [...]".
+the same check reports nothing at the same states without the plant. The
+main test itself was also checked by hand: a scratch script replaced
+``envs.neu.Neu.observe`` with one that appends the next seat's hand counts
+and then ran ``pytest tests/test_leaks.py -k "hidden_cards and neu-4"``; it
+failed at once ("neu 4p seed 0, live step 0: trial 0: observation of
+player_0 changed at indices [61, 67, 70, 71]").
 """
 
 from __future__ import annotations
 
 import random
-import types
 
 import numpy as np
 import pytest
