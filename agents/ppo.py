@@ -101,6 +101,10 @@ class PPOAgent(Agent):
         net.eval()
         agent = cls(ckpt["game"], ckpt["num_players"], seed, greedy=greedy)
         agent.net, agent.path = net, path
+        # act() runs the actor in numpy: for one observation at a time that is ~10x faster than torch.
+        agent._mean, agent._std = net.obs_mean.numpy().copy(), net.obs_std.numpy().copy()
+        agent._layers = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
+                         for m in net.actor if isinstance(m, torch.nn.Linear)]
         agent.info = {k: ckpt[k] for k in ("critic", "meta") if k in ckpt}
         return agent
 
@@ -125,9 +129,12 @@ class PPOAgent(Agent):
         obs = np.asarray(observation["observation"], np.float32)
         if obs.shape != self.net.obs_mean.shape:
             raise ValueError(f"{self.path}: observation has shape {obs.shape}, the policy expects {tuple(self.net.obs_mean.shape)}")
-        with torch.no_grad():
-            x = (torch.from_numpy(obs) - self.net.obs_mean) / self.net.obs_std
-            logits = self.net.actor(x).numpy().astype(np.float64)[legal]
+        x = (obs - self._mean) / self._std
+        for i, (w, b) in enumerate(self._layers):
+            x = x @ w + b
+            if i < len(self._layers) - 1:
+                x = np.tanh(x)  # the actor is Linear-Tanh-Linear-Tanh-Linear (train.ppo.ActorCritic)
+        logits = x.astype(np.float64)[legal]
         if self.greedy:
             return int(legal[int(np.argmax(logits))])
         p = np.exp(logits - logits.max())

@@ -281,3 +281,25 @@ def test_bad_arguments_get_clear_errors(argv, message, capsys):
 
 def test_underscores_in_step_counts():
     assert parse_args(["--steps", "2_000_000"]).steps == 2_000_000
+
+
+def test_greedy_act_matches_the_torch_policy(ckpt):
+    bot = PPOAgent.load(ckpt, seed=0)
+    env = envs.make("neu", num_players=3)
+    for obs, action in zip(*record_game(env, bot)):
+        with torch.no_grad():
+            logits = bot.net.masked_logits(torch.from_numpy(obs["observation"])[None], torch.from_numpy(obs["action_mask"].astype(bool))[None])
+        assert action == int(logits.argmax())
+
+
+def record_game(env, bot):
+    env.reset(seed=9)
+    seen, acts = [], []
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        action = None if term or trunc else bot.act(obs)
+        if action is not None:
+            seen.append(obs)
+            acts.append(action)
+        env.step(action)
+    return seen, acts
