@@ -242,6 +242,25 @@ def parse_hands(
     return parsed
 
 
+def draw_pile_from_deal(
+    deal: dict,
+    named: Sequence[int],
+    deck: Sequence[int],
+    parse_one: Callable[[Any], int],
+    card_label: Callable[[int], str],
+    game: str,
+    rng: np.random.Generator,
+) -> list[int]:
+    """The draw pile of a stacked deal, top at the end of the list.
+
+    ``deal["draw_pile"]`` (top first, optional) lies on top; every card of the
+    deck that the deal does not name (``named`` + the pile) is shuffled under it.
+    """
+    top = parse_cards(deal.get("draw_pile", []), parse_one, "draw_pile", game)
+    rest = check_against_deck(list(named) + top, deck, card_label, game)
+    return shuffled(rest, rng) + top[::-1]
+
+
 def shuffled(cards: Sequence[int], rng: np.random.Generator) -> list[int]:
     """A new list with the cards in a random order from the env's seeded RNG."""
     return [cards[i] for i in rng.permutation(len(cards))]

@@ -11,9 +11,8 @@ import numpy as np
 from envs.engine import (
     Engine,
     ScoreEvent,
-    check_against_deck,
     check_deal_keys,
-    parse_cards,
+    draw_pile_from_deal,
     parse_hands,
     ranks_from_keys,
     shuffled,
@@ -109,13 +108,11 @@ class Neu(Engine):
         g = self.game_name
         check_deal_keys(deal, {"hands", "draw_pile"}, g)
         parsed = parse_hands(deal, [HAND_SIZE] * self.num_players, parse_card, g)
-        top = parse_cards(deal.get("draw_pile", []), parse_card, "draw_pile", g)
-        rest = check_against_deck([c for h in parsed for c in h] + top, DECK, lambda k: KIND_NAMES[k], g)
+        named = [c for h in parsed for c in h]
+        self.draw = draw_pile_from_deal(deal, named, DECK, parse_card, lambda k: KIND_NAMES[k], g, self.rng)
         for s, h in enumerate(parsed):
             for c in h:
                 self._give(s, c)
-        # Cards the deal does not name are shuffled under the named ones.
-        self.draw = shuffled(rest, self.rng) + top[::-1]
 
     def _give(self, seat: int, kind: int) -> None:
         self.hands[seat][kind] += 1

@@ -20,9 +20,8 @@ import numpy as np
 from envs.engine import (
     Engine,
     ScoreEvent,
-    check_against_deck,
     check_deal_keys,
-    parse_cards,
+    draw_pile_from_deal,
     parse_hands,
     shuffled,
 )
@@ -330,13 +329,11 @@ class NotYourMasJong(Engine):
             size_rule=lambda seat, size: ("the Ma's hand" if seat == self.ma else "every other hand") + f" has {size}",
             seat_note=" (player_0 is the Ma)",
         )
-        top = parse_cards(deal.get("draw_pile", []), parse_card, "draw_pile", g)
-        rest = check_against_deck([c for h in parsed for c in h] + top, DECK, lambda k: CARD_NAMES[k], g)
+        named = [c for h in parsed for c in h]
+        self.draw = draw_pile_from_deal(deal, named, DECK, parse_card, lambda k: CARD_NAMES[k], g, self.rng)
         for s, h in enumerate(parsed):
             for c in h:
                 self._give(s, c)
-        # Cards the deal does not name are shuffled under the named ones.
-        self.draw = shuffled(rest, self.rng) + top[::-1]
 
     def _give(self, seat: int, card: int) -> None:
         self.hands[seat][card] += 1
