@@ -108,11 +108,22 @@ class CardGameEnv(AECEnv):
         seat = self._seat[agent]
         # Only the agent PettingZoo will step next may move: while a terminated
         # agent takes its None-step, the engine's next player must wait.
-        if agent == self.agent_selection and seat == game.current_player and not game.game_over and not self.terminations.get(agent, True):
+        if agent == self.agent_selection and seat == game.current_player and not game.game_over:
             mask = game.legal_mask().copy()
         else:
             mask = self._no_moves.copy()
         return {"observation": game.observe(seat), "action_mask": mask}
+
+    def last(self, observe: bool = True):
+        # AECEnv.last without its assert: this runs once per agent step.
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def state(self) -> np.ndarray:
         if not self._has_reset:
@@ -129,8 +140,9 @@ class CardGameEnv(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._dead_step(action)
             return
-        a = self._check_action(action)
         game = self.game
+        # Fast path for a plain in-range int; everything else goes through the full check.
+        a = action if type(action) is int and 0 <= action < game.num_actions else self._check_action(action)
         if self._rewards_dirty:
             for k in self.rewards:
                 self.rewards[k] = 0.0

@@ -468,7 +468,8 @@ class NotForMe(Engine):
         sizes, pens = self.hand_sizes, self.penalties
         fp, giver, target, cur = self.field_player, self.giver, self.target, self.current_player
         for s in self._seat_order[seat]:
-            v += (sizes[s], pens[s], s == fp, s == giver, s == target, s == cur)
+            # ints, not bools: np.array converts a list mixing the two much more slowly
+            v += (sizes[s], pens[s], 1 if s == fp else 0, 1 if s == giver else 0, 1 if s == target else 0, 1 if s == cur else 0)
         return v
 
     def observe(self, seat: int) -> np.ndarray:

@@ -43,7 +43,7 @@ def steps_per_second(make: Callable, seconds: float, seed: int) -> float:
             if term or trunc:
                 action = None
             else:
-                legal = np.flatnonzero(obs["action_mask"])
+                legal = obs["action_mask"].nonzero()[0]  # cheaper than np.flatnonzero for a 1-D mask
                 action = int(legal[int(rnd.random() * len(legal))])
             env.step(action)
             steps += 1
