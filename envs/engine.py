@@ -261,6 +261,14 @@ def draw_pile_from_deal(
     return shuffled(rest, rng) + top[::-1]
 
 
+def kind_counts(cards: Sequence[int], num_kinds: int) -> list[int]:
+    """How many cards of each kind (card ids 0..num_kinds-1) a pile holds."""
+    counts = [0] * num_kinds
+    for k in cards:
+        counts[k] += 1
+    return counts
+
+
 def shuffled(cards: Sequence[int], rng: np.random.Generator) -> list[int]:
     """A new list with the cards in a random order from the env's seeded RNG."""
     return [cards[i] for i in rng.permutation(len(cards))]

@@ -13,6 +13,7 @@ from envs.engine import (
     ScoreEvent,
     check_deal_keys,
     draw_pile_from_deal,
+    kind_counts,
     parse_hands,
     ranks_from_keys,
     shuffled,
@@ -242,10 +243,8 @@ class Neu(Engine):
         return np.array(self.hands[seat] + self._public(seat), dtype=np.float32)
 
     def state(self) -> np.ndarray:
-        draw_counts = [0] * NUM_KINDS
-        for k in self.draw:
-            draw_counts[k] += 1
         hands = [c for h in self.hands for c in h]
+        draw_counts = kind_counts(self.draw, NUM_KINDS)
         return np.array(hands + draw_counts + self._public(0), dtype=np.float32)
 
     def card_places(self) -> dict[str, list[int]]:

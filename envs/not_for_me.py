@@ -22,6 +22,7 @@ from envs.engine import (
     check_against_deck,
     check_deal_keys,
     is_int_between,
+    kind_counts,
     parse_cards,
     parse_hands,
     shuffled,
@@ -476,10 +477,8 @@ class NotForMe(Engine):
         return np.array(self.hands[seat] + self._public(seat), dtype=np.float32)
 
     def state(self) -> np.ndarray:
-        draw_counts = [0] * NUM_KINDS
-        for k in self.draw:
-            draw_counts[k] += 1
         hands = [c for h in self.hands for c in h]
+        draw_counts = kind_counts(self.draw, NUM_KINDS)
         return np.array(hands + draw_counts + [self.offer_kind + 1] + self._public(0), dtype=np.float32)
 
     def card_places(self) -> dict[str, list[int]]:

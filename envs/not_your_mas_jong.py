@@ -22,6 +22,7 @@ from envs.engine import (
     ScoreEvent,
     check_deal_keys,
     draw_pile_from_deal,
+    kind_counts,
     parse_hands,
     shuffled,
 )
@@ -565,9 +566,7 @@ class NotYourMasJong(Engine):
 
     def state(self) -> np.ndarray:
         n = self.num_players
-        draw_counts = [0] * NUM_TYPES
-        for k in self.draw:
-            draw_counts[k] += 1
+        draw_counts = kind_counts(self.draw, NUM_TYPES)
         hands = [c for h in self.hands for c in h]
         to_act = [1 if s == self.current_player else 0 for s in range(n)]
         claims = [c - A_PASS if c >= 0 else -1 for c in self.claims]
