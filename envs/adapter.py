@@ -116,6 +116,8 @@ class CardGameEnv(AECEnv):
 
     def last(self, observe: bool = True):
         # AECEnv.last without its assert: this runs once per agent step.
+        if not self._has_reset:
+            raise RuntimeError("call reset() before last()")
         agent = self.agent_selection
         return (
             self.observe(agent) if observe else None,
@@ -151,7 +153,7 @@ class CardGameEnv(AECEnv):
             if self.illegal_move == "raise":
                 raise ValueError(
                     f"illegal move {a} ({game.action_name(a, game.current_player)!r}) for {agent}; "
-                    f"legal: {[game.action_name(int(i), game.current_player) for i in np.flatnonzero(game.legal_mask())]}"
+                    f"legal: {self.legal_action_names()}"
                 )
             self._penalise_illegal(agent)
             return

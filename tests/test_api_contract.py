@@ -241,3 +241,11 @@ def test_env_penalises_illegal_moves_pettingzoo_style(game):
             e.step(0)
         e.step(None)
     assert e.agents == []
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_calls_before_reset_say_so(game):
+    raw = envs.make_raw(game, render_mode="ansi")
+    for call in (raw.last, raw.state, lambda: raw.observe("player_0"), raw.render):
+        with pytest.raises(RuntimeError, match="reset"):
+            call()
