@@ -14,8 +14,8 @@ PettingZoo's conventions):
   gives a consistent game. Bad seeds raise ValueError.
 * constructor: bad rule options, unknown options, bad ``num_players`` and
   ``render_mode`` raise ValueError; accepted options give a consistent game.
-* calls before reset raise RuntimeError (AttributeError for
-  ``agent_selection``/``last()``, as PettingZoo's OrderEnforcingWrapper);
+* calls before reset (step, observe, state, last, render) raise RuntimeError
+  naming reset();
   steps after the game ended follow OrderEnforcingWrapper (a warning, nothing
   happens) or raise a clear RuntimeError/ValueError.
 * ``PPOAgent.load`` with a missing, empty, truncated or garbage file raises
@@ -170,11 +170,9 @@ def test_step_with_junk(game, wrapped, junk, steps):
 def test_calls_before_reset(game):
     env = envs.make(game)
     with time_limit(10):
-        for call in (lambda: env.step(0), lambda: env.observe("player_0"), env.state):
+        for call in (lambda: env.step(0), lambda: env.observe("player_0"), env.state, env.last):
             with pytest.raises(RuntimeError, match="reset"):
                 call()
-        with pytest.raises(AttributeError):
-            env.last()
         ansi = envs.make(game, render_mode="ansi")
         with pytest.raises(RuntimeError, match="reset"):
             ansi.render()
