@@ -658,10 +658,19 @@ def parse_agents(text: str, parser: argparse.ArgumentParser) -> list[AgentSpec]:
     names = [a.strip() for a in text.split(",") if a.strip()]
     if not names:
         parser.error(f"--agents is empty; valid agents: {', '.join(AGENT_KINDS)}")
+    specs = []
     for a in names:
+        # ppo:PATH plays a checkpoint that is not (yet) the shipped one, e.g. a run's final.pt
+        if a.startswith("ppo:"):
+            path = a[len("ppo:"):]
+            if not os.path.isfile(path):
+                parser.error(f"--agents {a!r}: no checkpoint file at {path!r}")
+            specs.append(AgentSpec(name=a, kind="ppo", kwargs=(("checkpoint", path),)))
+            continue
         if a not in AGENT_KINDS:
-            parser.error(f"unknown agent {a!r}; valid agents: {', '.join(AGENT_KINDS)}")
-    return [AgentSpec.of(a) for a in names]
+            parser.error(f"unknown agent {a!r}; valid agents: {', '.join(AGENT_KINDS)}, or ppo:PATH")
+        specs.append(AgentSpec.of(a))
+    return specs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -670,7 +679,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = OneLineParser(prog="python -m experiments.tournament", description="Duplicate-deal tournament between agents.")
     p.add_argument("--game", default="neu", help=f"one of: {', '.join(envs.GAMES)}")
     p.add_argument("--players", type=int, default=None, help="player count (default: the game's default)")
-    p.add_argument("--agents", default="heuristic,random", help="comma-separated agent kinds (see --mode)")
+    p.add_argument("--agents", default="heuristic,random", help="comma-separated agent kinds (see --mode); ppo:PATH plays a checkpoint file")
     p.add_argument("--mode", default=None, help=f"how agents become tables: {', '.join(MODES)} (see module docstring)")
     p.add_argument("--games", type=int, default=500, help="deals per table; each is played once per seat rotation")
     p.add_argument("--workers", type=int, default=1, help="parallel processes (results do not depend on it)")

@@ -177,6 +177,7 @@ def run_cli(*args):
         (["--game", "chess"], "valid games: "),
         (["--agents", "heuristic,alphago"], "valid agents: random, heuristic, ppo"),
         (["--players", "9"], "from 2 to 7"),
+        (["--agents", "ppo:/nowhere/neu.pt,heuristic"], "no checkpoint file at '/nowhere/neu.pt'"),
     ],
 )
 def test_cli_bad_input_is_one_line_exit_2(args, expected, capsys):
@@ -200,6 +201,15 @@ def test_cli_writes_reports(tmp_path, capsys):
     assert T.main(["--game", "neu", "--players", "2", "--games", "2", "--quiet", "--out", str(tmp_path)]) == 0
     assert "heuristic vs random" in capsys.readouterr().out
     assert (tmp_path / "results.json").exists() and (tmp_path / "neu_2p_games.csv").exists()
+
+
+def test_cli_plays_a_checkpoint_file(tmp_path, capsys):
+    from agents.ppo import checkpoint_path
+
+    path = checkpoint_path("neu", 2)
+    args = ["--game", "neu", "--players", "2", "--agents", f"ppo:{path},heuristic", "--games", "2", "--quiet", "--out", str(tmp_path)]
+    assert T.main(args) == 0
+    assert f"ppo:{path} vs heuristic" in capsys.readouterr().out
 
 
 def test_deadline_keeps_whole_deals_equal_to_a_shorter_run():
