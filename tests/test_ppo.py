@@ -185,6 +185,36 @@ def test_worker_processes(tmp_path):
     assert all(torch.isfinite(v).all() for v in net.state_dict().values())
 
 
+def agreement_with_heuristic(net, game: str, n: int, seed: int, games: int = 4) -> float:
+    """Share of a heuristic's decisions (in fresh games, not the training data) that the net's top action matches."""
+    env = envs.make_raw(game, num_players=n)
+    teacher = make_agent("heuristic", game, n, seed=seed)
+    same = total = 0
+    for g in range(games):
+        env.reset(seed=seed + g)
+        for agent in env.agent_iter():
+            o, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            a = teacher.act(o)
+            with torch.no_grad():
+                mine = net.masked_logits(torch.as_tensor(o["observation"])[None], torch.as_tensor(o["action_mask"].astype(bool))[None])
+            same += int(mine.argmax().item() == a)
+            total += 1
+            env.step(a)
+    return same / total
+
+
+def test_imitation_warm_start_copies_the_heuristic(tmp_path, capsys):
+    before = main(tiny(tmp_path, run_name="none", game="deadfall", players=3, steps=1, rollout_steps=1, hidden=64))
+    after = main(tiny(tmp_path, run_name="bc", game="deadfall", players=3, steps=1, rollout_steps=1, hidden=64,
+                      imitation_steps=6000, imitation_epochs=20, learning_rate=3e-3))
+    assert "imitation:" in capsys.readouterr().out  # the agreement on the training data is reported
+    untrained, cloned = (agreement_with_heuristic(net, "deadfall", 3, seed=900) for net in (before, after))
+    assert cloned > 0.75 and cloned > untrained + 0.2, (untrained, cloned)
+
+
 def play_one_game(bot, n, game="neu"):
     env = envs.make(game, num_players=n)
     env.reset(seed=5)
@@ -267,6 +297,7 @@ def test_shipped_checkpoints(path: Path):
         (["--players", "99"], "num_players must be from 2 to 7"),
         (["--critic", "oracle"], "invalid choice: 'oracle'"),
         (["--steps", "0"], "--steps must be at least 1"),
+        (["--imitation-steps", "-5"], "--imitation-steps must be 0 or more"),
         (["--self-play", "0.9", "--vs-random", "0.5"], "sum to at most 1"),
     ],
 )

@@ -231,7 +231,9 @@ class RolloutWorker:
         controllers[int(rng.integers(self.n))] = "learner"
         return controllers, label
 
-    def collect(self, policy: dict, pool: list, seed, num_steps: int) -> dict:
+    def collect(self, policy: dict, pool: list, seed, num_steps: int, teacher: bool = False) -> dict:
+        """Play about num_steps env steps of whole games. teacher=True: the heuristic plays every
+        seat and its decisions become the transitions (data for the imitation warm start)."""
         rng = np.random.default_rng(seed)
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
         self.net.load_state_dict({k: torch.as_tensor(v) for k, v in policy.items()})
@@ -245,10 +247,12 @@ class RolloutWorker:
         tables = [Table(env) for env in self.envs]
 
         def start(t: Table) -> None:
-            controllers, label = self._controllers(rng, len(pool))
+            controllers, label = (["teacher"] * self.n, "teacher") if teacher else self._controllers(rng, len(pool))
             scripted = {}
             for seat, c in enumerate(controllers):
-                if c in ("heuristic", "random"):
+                if c == "teacher":
+                    scripted[seat] = self._scripted("heuristic", int(rng.integers(2**31)))
+                elif c in ("heuristic", "random"):
                     scripted[seat] = self._scripted(c, int(rng.integers(2**31)))
             t.start(int(rng.integers(2**31)), controllers, label, scripted)
 
@@ -263,7 +267,7 @@ class RolloutWorker:
                 while not t.advance(buf):
                     ranks = t.final_ranks()
                     for seat, c in enumerate(t.controllers):
-                        if c == "learner":
+                        if c in ("learner", "teacher"):
                             episodes[t.label].append({"return": t.returns[seat], "rank": ranks[seat]})
                     t.steps += t.env_steps_this_game
                     lengths.append(t.env_steps_this_game)
@@ -318,6 +322,14 @@ class RolloutWorker:
                     k = buf.add(obs[j], masks[j], crit[j] if self.critic == "global" else None, a[j], logp[j], v[j])
                     t.decided(seat, k, buf)
                     actions[i] = a[j]
+            elif key == "teacher":  # the heuristic decides, and its decision is recorded to be imitated
+                for i in idx:
+                    t, (agent, seat, view) = live[i], views[i]
+                    a = t.scripted[seat].act(view)
+                    crit = critic_input(t.env, agent, view["observation"], self.critic) if self.critic == "global" else None
+                    k = buf.add(view["observation"].copy(), view["action_mask"].astype(bool), crit, a, 0.0, 0.0)
+                    t.decided(seat, k, buf)
+                    actions[i] = a
             elif isinstance(key, int):  # a frozen snapshot
                 obs = torch.from_numpy(np.stack([views[i][2]["observation"] for i in idx]))
                 masks = torch.from_numpy(np.stack([views[i][2]["action_mask"] for i in idx]).astype(bool))
@@ -337,8 +349,8 @@ def _worker_main(conn, args: dict, reward_scale: float, num_envs: int) -> None:
         msg = conn.recv()
         if msg[0] == "close":
             break
-        _, policy, pool, seed, num_steps = msg
-        conn.send(worker.collect(policy, pool, seed, num_steps))
+        _, policy, pool, seed, num_steps, teacher = msg
+        conn.send(worker.collect(policy, pool, seed, num_steps, teacher))
     conn.close()
 
 
@@ -368,14 +380,15 @@ class RolloutWorkers:
             self.conns.append(parent)
             self.procs.append(p)
 
-    def collect(self, policy: dict, pool: list, seed: tuple) -> dict:
+    def collect(self, policy: dict, pool: list, seed: tuple, num_steps: int | None = None, teacher: bool = False) -> dict:
         policy, pool = _numpy(policy), [_numpy(p) for p in pool]
+        num_steps = num_steps or self.rollout_steps
         if self.local is not None:
-            parts = [self.local.collect(policy, pool, [*seed, 0], self.rollout_steps)]
+            parts = [self.local.collect(policy, pool, [*seed, 0], num_steps, teacher)]
         else:
-            share = -(-self.rollout_steps // self.num_workers)
+            share = -(-num_steps // self.num_workers)
             for w, conn in enumerate(self.conns):
-                conn.send(("collect", policy, pool, [*seed, w], share))
+                conn.send(("collect", policy, pool, [*seed, w], share, teacher))
             parts = [conn.recv() for conn in self.conns]
         return merge(parts)
 
