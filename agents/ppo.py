@@ -75,6 +75,7 @@ class PPOAgent(Agent):
         """Load a checkpoint; `game` / `num_players`, when given, must match what it was trained for."""
         import envs
         from train.ppo import ActorCritic
+        from train.rollout import input_size, policy_input
 
         ckpt = read_checkpoint(path)
         path = Path(path)
@@ -92,7 +93,8 @@ class PPOAgent(Agent):
                     f"{path}: {key.replace('_', ' ')} {ckpt[key]} in the checkpoint, but {ckpt['game']} "
                     f"with {ckpt['num_players']} players has {now} (the env changed since training; retrain)"
                 )
-        net = ActorCritic(ckpt["obs_size"], ckpt["num_actions"], ckpt["critic_size"], ckpt["hidden"])
+        features = bool(ckpt.get("features", False))
+        net = ActorCritic(input_size(engine, features), ckpt["num_actions"], ckpt["critic_size"], ckpt["hidden"])
         try:
             net.load_state_dict(ckpt["model"])
         except (RuntimeError, TypeError, AttributeError) as e:
@@ -101,6 +103,8 @@ class PPOAgent(Agent):
         net.eval()
         agent = cls(ckpt["game"], ckpt["num_players"], seed, greedy=greedy)
         agent.net, agent.path = net, path
+        agent._to_input = policy_input(ckpt["game"], ckpt["num_players"], features)
+        agent._obs_size = int(ckpt["obs_size"])
         # act() runs the actor in numpy: for one observation at a time that is ~10x faster than torch.
         agent._mean, agent._std = net.obs_mean.numpy().copy(), net.obs_std.numpy().copy()
         agent._layers = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
@@ -127,9 +131,9 @@ class PPOAgent(Agent):
             raise RuntimeError("PPOAgent has no weights: build it with PPOAgent.load(path) or PPOAgent.for_game(...)")
         legal = self.legal_actions(observation)
         obs = np.asarray(observation["observation"], np.float32)
-        if obs.shape != self.net.obs_mean.shape:
-            raise ValueError(f"{self.path}: observation has shape {obs.shape}, the policy expects {tuple(self.net.obs_mean.shape)}")
-        x = (obs - self._mean) / self._std
+        if obs.shape != (self._obs_size,):
+            raise ValueError(f"{self.path}: observation has shape {obs.shape}, the policy expects ({self._obs_size},)")
+        x = (self._to_input(obs) - self._mean) / self._std
         for i, (w, b) in enumerate(self._layers):
             x = x @ w + b
             if i < len(self._layers) - 1:

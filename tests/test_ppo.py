@@ -215,6 +215,53 @@ def test_imitation_warm_start_copies_the_heuristic(tmp_path, capsys):
     assert cloned > 0.75 and cloned > untrained + 0.2, (untrained, cloned)
 
 
+def test_mas_jong_features_agree_with_shanten_and_the_heuristic():
+    from agents.features import featurizer
+    from envs.not_your_mas_jong import NUM_TYPES, OBS_HAND, OBS_PHASE, shanten
+
+    env = envs.make_raw("not_your_mas_jong", num_players=4)
+    teacher = make_agent("heuristic", "not_your_mas_jong", 4, seed=0)
+    to_input = featurizer("not_your_mas_jong", 4)
+    discards = steals = 0
+    env.reset(seed=11)
+    for agent in env.agent_iter():
+        o, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        obs = o["observation"]
+        x = to_input(obs)
+        f = x[obs.size :]
+        assert np.array_equal(x[: obs.size], obs) and f.shape == (56,)
+        hand = obs[OBS_HAND : OBS_HAND + NUM_TYPES].astype(int)
+        locked = len(env.unwrapped.game.locked_sets[env.possible_agents.index(agent)])  # from the engine, not the obs
+        a = teacher.act(o)
+        if obs[OBS_PHASE] == 0:
+            discards += 1
+            for k in np.flatnonzero(hand):
+                after = hand.copy()
+                after[k] -= 1
+                assert f[1 + k] == shanten(after, locked)
+            held = np.flatnonzero(hand)
+            assert f[1 + a] == f[1 + held].min()  # the heuristic throws a card that keeps the hand closest
+            assert np.all(f[1:26][hand == 0] == 9)
+        else:
+            steals += 1
+            assert f[30] == float(o["action_mask"][26] == 1)  # "completes my hand" is exactly when steal-win is legal
+        env.step(a)
+    assert discards > 50 and steals > 0
+
+
+def test_features_run_end_to_end_and_only_where_a_game_has_them(tmp_path):
+    export = tmp_path / "mj.pt"
+    main(tiny(tmp_path, run_name="f", game="not_your_mas_jong", players=3, features=True, export=str(export)))
+    bot = PPOAgent.load(export, seed=0)
+    assert bot.net.obs_mean.numel() == envs.make_raw("not_your_mas_jong", num_players=3).game.obs_size + 56
+    play_one_game(bot, 3, game="not_your_mas_jong")
+    with pytest.raises(ValueError, match="no hand-made features for 'neu'"):
+        main(tiny(tmp_path, run_name="nf", features=True))
+
+
 def play_one_game(bot, n, game="neu"):
     env = envs.make(game, num_players=n)
     env.reset(seed=5)

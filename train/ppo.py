@@ -51,7 +51,8 @@ import torch
 import torch.nn as nn
 
 import envs
-from train.rollout import RolloutWorkers, measure_scales
+from agents.features import featurizer
+from train.rollout import RolloutWorkers, input_size, measure_scales
 
 CHECKPOINT_FORMAT = "cardzoo-ppo-1"
 MASKED_LOGIT = -1e8  # "large negative", not -inf: softmax gives exactly 0, and nothing turns NaN
@@ -65,6 +66,7 @@ class Args:
     steps: int = field(default=2_000_000, metadata={"help": "total env agent-steps (all seats) to play"})
     seed: int = field(default=1, metadata={"help": "seed for everything (runs are reproducible on CPU)"})
     critic: str = field(default="plain", metadata={"help": "plain: value sees the observation; global: also env.state()", "choices": ("plain", "global")})
+    features: bool = field(default=False, metadata={"help": "the network also reads the game's hand-made features (agents/features.py)"})
     # rollouts
     num_workers: int = field(default=2, metadata={"help": "rollout processes (0: collect in this process)"})
     num_envs: int = field(default=64, metadata={"help": "tables played side by side in each worker"})
@@ -133,6 +135,8 @@ def check_args(args: Args) -> None:
     if args.game not in envs.available_games():
         raise ValueError(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
     envs.make_raw(args.game, num_players=args.players)  # ValueError names the valid player range
+    if args.features:
+        featurizer(args.game, args.players)  # ValueError names the games that have features
     if args.imitation_steps < 0:
         raise ValueError(f"--imitation-steps must be 0 or more, got {args.imitation_steps}")
     if args.imitation_steps:
@@ -278,6 +282,7 @@ def checkpoint_dict(agent: ActorCritic, args: Args, meta: dict, optimizer=None) 
         "obs_size": int(probe.game.obs_size),
         "num_actions": int(probe.game.num_actions),
         "critic": args.critic,
+        "features": bool(args.features),  # the policy's input is obs + agents.features for the game
         "critic_size": int(agent.critic_mean.numel()),
         "hidden": args.hidden,
         "model": agent.state_dict(),
@@ -303,9 +308,9 @@ def main(args: Args) -> ActorCritic:
     torch.set_num_threads(args.torch_threads)
 
     # Fixed normalisation, measured once on random play (seeded, so reproducible).
-    scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=args.scale_games)
+    scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=args.scale_games, features=args.features)
     probe = envs.make_raw(args.game, num_players=args.players)
-    agent = ActorCritic(probe.game.obs_size, probe.game.num_actions, scales["critic_mean"].size, args.hidden)
+    agent = ActorCritic(input_size(probe.game, args.features), probe.game.num_actions, scales["critic_mean"].size, args.hidden)
     with torch.no_grad():
         for name in ("obs_mean", "obs_std", "critic_mean", "critic_std"):
             getattr(agent, name).copy_(torch.as_tensor(scales[name]))

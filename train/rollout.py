@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 import envs
+from agents.features import feature_size, featurizer
 
 
 def critic_input(env, agent: str, obs: np.ndarray, critic: str) -> np.ndarray:
@@ -34,11 +35,22 @@ def critic_input(env, agent: str, obs: np.ndarray, critic: str) -> np.ndarray:
     return np.concatenate([obs, env.state(), seat])
 
 
-def critic_size(engine, critic: str) -> int:
-    return engine.obs_size if critic == "plain" else engine.obs_size + engine.state_size + engine.num_players
+def critic_size(engine, critic: str, features: bool = False) -> int:
+    size = input_size(engine, features)
+    return size if critic == "plain" else size + engine.state_size + engine.num_players
 
 
-def measure_scales(game: str, num_players: int, critic: str, seed: int, games: int = 40) -> dict:
+def input_size(engine, features: bool) -> int:
+    """What the policy reads: the observation, plus the game's hand-made features with --features."""
+    return engine.obs_size + (feature_size(engine.game_name) if features else 0)
+
+
+def policy_input(game: str, num_players: int, features: bool):
+    """obs -> the policy's input vector (the observation itself without --features)."""
+    return featurizer(game, num_players) if features else (lambda obs: obs)
+
+
+def measure_scales(game: str, num_players: int, critic: str, seed: int, games: int = 40, features: bool = False) -> dict:
     """Per-feature mean/std of observations (and critic inputs) and a reward scale, from random play.
 
     Observations are raw counts and totals (a running total up to 101, scores
@@ -46,6 +58,7 @@ def measure_scales(game: str, num_players: int, critic: str, seed: int, games: i
     scale is 1 / std of a seat's return in a random game.
     """
     env = envs.make_raw(game, num_players=num_players)
+    to_input = policy_input(game, num_players, features)
     rng = np.random.default_rng([seed, 7])
     obs_rows, critic_rows, returns = [], [], []
     for g in range(games):
@@ -57,8 +70,9 @@ def measure_scales(game: str, num_players: int, critic: str, seed: int, games: i
                 env.step(None)
                 continue
             o = env.observe(agent)
-            obs_rows.append(o["observation"])
-            critic_rows.append(critic_input(env, agent, o["observation"], critic))
+            x = to_input(o["observation"])
+            obs_rows.append(x)
+            critic_rows.append(critic_input(env, agent, x, critic))
             legal = np.flatnonzero(o["action_mask"])
             env.step(int(legal[rng.integers(legal.size)]))
             for a, r in env.rewards.items():
@@ -196,8 +210,10 @@ class RolloutWorker:
         self.reward_scale = reward_scale
         self.envs = [envs.make_raw(self.game, num_players=self.n) for _ in range(num_envs)]
         g = self.envs[0].game
-        self.obs_size, self.num_actions = g.obs_size, g.num_actions
-        self.critic_size = critic_size(g, self.critic)
+        features = args.get("features", False)
+        self.obs_size, self.num_actions = input_size(g, features), g.num_actions  # the policy's input size
+        self.critic_size = critic_size(g, self.critic, features)
+        self.to_input = policy_input(self.game, self.n, features)
         make = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, args["hidden"])
         self.make_net = make
         self.net = make()
@@ -300,18 +316,21 @@ class RolloutWorker:
         for i, t in enumerate(live):
             agent = t.env.agent_selection
             seat = t.env.possible_agents.index(agent)
-            views.append((agent, seat, t.env.observe(agent)))
+            view = t.env.observe(agent)
             c = t.controllers[seat]
+            # Scripted agents read the observation dict; networks read the input vector (+ features).
+            x = None if c in ("heuristic", "random") else self.to_input(view["observation"])
+            views.append((agent, seat, view, x))
             groups[c if isinstance(c, str) else c[1]].append(i)
         actions = [0] * len(live)
         for key, idx in groups.items():
             if key == "learner":
-                obs = np.stack([views[i][2]["observation"] for i in idx])
+                obs = np.stack([views[i][3] for i in idx])
                 masks = np.stack([views[i][2]["action_mask"] for i in idx]).astype(bool)
                 crit = (
                     obs
                     if self.critic == "plain"
-                    else np.stack([critic_input(live[i].env, views[i][0], views[i][2]["observation"], self.critic) for i in idx])
+                    else np.stack([critic_input(live[i].env, views[i][0], views[i][3], self.critic) for i in idx])
                 )
                 a, logp, _, v = self.net.get_action_and_value(
                     torch.from_numpy(obs), torch.from_numpy(masks), torch.from_numpy(crit), generator=gen
@@ -324,14 +343,14 @@ class RolloutWorker:
                     actions[i] = a[j]
             elif key == "teacher":  # the heuristic decides, and its decision is recorded to be imitated
                 for i in idx:
-                    t, (agent, seat, view) = live[i], views[i]
+                    t, (agent, seat, view, x) = live[i], views[i]
                     a = t.scripted[seat].act(view)
-                    crit = critic_input(t.env, agent, view["observation"], self.critic) if self.critic == "global" else None
-                    k = buf.add(view["observation"].copy(), view["action_mask"].astype(bool), crit, a, 0.0, 0.0)
+                    crit = critic_input(t.env, agent, x, self.critic) if self.critic == "global" else None
+                    k = buf.add(np.array(x), view["action_mask"].astype(bool), crit, a, 0.0, 0.0)
                     t.decided(seat, k, buf)
                     actions[i] = a
             elif isinstance(key, int):  # a frozen snapshot
-                obs = torch.from_numpy(np.stack([views[i][2]["observation"] for i in idx]))
+                obs = torch.from_numpy(np.stack([views[i][3] for i in idx]))
                 masks = torch.from_numpy(np.stack([views[i][2]["action_mask"] for i in idx]).astype(bool))
                 probs = torch.softmax(self.snapshots[key].masked_logits(obs, masks), -1)
                 for i, a in zip(idx, sample(probs, gen).tolist()):

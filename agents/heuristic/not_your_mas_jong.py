@@ -55,7 +55,8 @@ _STEAL_FROM_HAND = {
 
 
 @lru_cache(maxsize=200_000)
-def _distance(counts: tuple[int, ...], locked_sets: int) -> int:
+def hand_distance(counts: tuple[int, ...], locked_sets: int) -> int:
+    """`shanten`, cached: the heuristic and `agents.features` ask about the same hands over and over."""
     return shanten(counts, locked_sets)
 
 
@@ -86,7 +87,7 @@ class NotYourMasJongHeuristic(Agent):
             k = int(k)
             if k < NUM_TYPES:
                 hand[k] -= 1
-                distances[k] = _distance(tuple(hand), locked_sets)
+                distances[k] = hand_distance(tuple(hand), locked_sets)
                 hand[k] += 1
         d = min(distances.values())
         closest = [k for k, dk in distances.items() if dk == d]
@@ -113,7 +114,7 @@ class NotYourMasJongHeuristic(Agent):
             if not any(hand[lo : hi + 1]):
                 continue
             hand[t] += 1
-            if _distance(tuple(hand), locked_sets) < distance:
+            if hand_distance(tuple(hand), locked_sets) < distance:
                 total += unseen[t]
             hand[t] -= 1
         return total
@@ -121,7 +122,7 @@ class NotYourMasJongHeuristic(Agent):
     # -- stealing ------------------------------------------------------------------
     def _steal_or_pass(self, hand, locked_sets, card, legal, unseen) -> int:
         # Passing keeps the hand as it is (one card short of a full turn).
-        best_action, best_distance = A_PASS, _distance(tuple(hand), locked_sets)
+        best_action, best_distance = A_PASS, hand_distance(tuple(hand), locked_sets)
         for a in legal:
             a = int(a)
             if a not in _STEAL_FROM_HAND:

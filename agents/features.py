@@ -1,0 +1,95 @@
+"""Hand-made features a policy network may read next to the raw observation (`train.ppo --features`).
+
+The env's observation is raw: card counts, piles, tokens. For most games a
+small MLP learns what it needs from that. Not Your Ma's Jong is different: the
+value of a discard hangs on a combinatorial question (how far is the hand from
+three sets and a pair, and which cards shorten that distance?), which the
+network would have to rediscover from sparse round wins. Mahjong programs
+(Suphx, and every shanten-based bot) hand their networks such features; here
+they are computed from the seat's own observation only, so they reveal
+nothing the seat does not already know.
+
+A checkpoint records whether it was trained with features; `PPOAgent` adds
+them when it acts, and training adds them everywhere an observation enters the
+network (`train/rollout.py`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.heuristic.not_your_mas_jong import hand_distance
+from envs import not_your_mas_jong as mj
+
+# Steal actions that take two cards from the hand, and which two (offsets from the stolen card's type).
+_STEAL_OFFSETS = (
+    (mj.A_STEAL_IDENTICAL, (0, 0)),
+    (mj.A_STEAL_LOWEST, (1, 2)),
+    (mj.A_STEAL_MIDDLE, (-1, 1)),
+    (mj.A_STEAL_HIGHEST, (-2, -1)),
+)
+_FAR = 9  # distance reported for a discard or steal that is not possible (the worst hand is 8 away)
+
+
+def mas_jong_features(obs: np.ndarray, num_players: int) -> np.ndarray:
+    """56 values from the seat's own view.
+
+    [0]       distance of the hand now (cards still to exchange; 0 = complete)
+    [1:26]    distance after discarding each card type (_FAR when not held)
+    [26:30]   steal phase: distance after each set steal (identical, as lowest, middle, highest)
+              and the best discard that follows it (_FAR when not possible)
+    [30]      steal phase: 1 when the waiting discard completes the hand
+    [31:56]   copies of each card type not yet seen (3 minus own hand, every discard pile, every locked set)
+    """
+    n_types = mj.NUM_TYPES
+    hand = [int(x) for x in obs[mj.OBS_HAND : mj.OBS_HAND + n_types]]
+    seats = obs[mj.OBS_SEATS :].reshape(num_players, mj.SEAT_BLOCK)
+    locked = int(seats[0, mj.SEAT_LOCKED : mj.SEAT_LOCKED + n_types].sum()) // 3
+    seen = seats[:, mj.SEAT_DISCARDS : mj.SEAT_DISCARDS + n_types].sum(0) + seats[:, mj.SEAT_LOCKED : mj.SEAT_LOCKED + n_types].sum(0)
+    out = np.full(56, _FAR, np.float32)
+    out[0] = hand_distance(tuple(hand), locked)
+    for k in range(n_types):
+        if hand[k]:
+            hand[k] -= 1
+            out[1 + k] = hand_distance(tuple(hand), locked)
+            hand[k] += 1
+    out[30] = 0.0
+    if obs[mj.OBS_PHASE] == 1:
+        card = int(np.argmax(obs[mj.OBS_DISCARD : mj.OBS_DISCARD + n_types]))
+        hand[card] += 1
+        out[30] = float(hand_distance(tuple(hand), locked) == 0)
+        hand[card] -= 1
+        rank = card % mj.RANKS
+        for i, (_, offsets) in enumerate(_STEAL_OFFSETS):
+            if not all(0 <= rank + o < mj.RANKS for o in offsets):
+                continue
+            after = list(hand)
+            for o in offsets:
+                after[card + o] -= 1
+            if min(after) < 0:
+                continue
+            best = _FAR
+            for k in range(n_types):
+                if after[k]:
+                    after[k] -= 1
+                    best = min(best, hand_distance(tuple(after), locked + 1))
+                    after[k] += 1
+            out[26 + i] = best
+    out[31:56] = np.maximum(0, mj.COPIES - np.asarray(hand) - seen)
+    return out
+
+
+FEATURES = {"not_your_mas_jong": (56, mas_jong_features)}
+
+
+def feature_size(game: str) -> int:
+    """How many values `featurize` adds for this game (0: none)."""
+    return FEATURES[game][0] if game in FEATURES else 0
+
+
+def featurizer(game: str, num_players: int):
+    """obs -> obs with the game's features appended (a float32 copy); ValueError for a game without features."""
+    if game not in FEATURES:
+        raise ValueError(f"no hand-made features for {game!r}; games with features: {', '.join(FEATURES)}")
+    fn = FEATURES[game][1]
+    return lambda obs: np.concatenate([obs, fn(obs, num_players)]).astype(np.float32, copy=False)
