@@ -345,6 +345,7 @@ def test_shipped_checkpoints(path: Path):
         (["--critic", "oracle"], "invalid choice: 'oracle'"),
         (["--steps", "0"], "--steps must be at least 1"),
         (["--imitation-steps", "-5"], "--imitation-steps must be 0 or more"),
+        (["--imitation-smoothing", "1.5"], "--imitation-smoothing must be in [0, 1)"),
         (["--self-play", "0.9", "--vs-random", "0.5"], "sum to at most 1"),
     ],
 )

@@ -77,6 +77,7 @@ class Args:
     vs_random: float = field(default=0.1, metadata={"help": "share of tables vs random; the rest is vs past snapshots"})
     imitation_steps: int = field(default=0, metadata={"help": "env steps of heuristic play to imitate before PPO starts (warm start; 0: off)"})
     imitation_epochs: int = field(default=8, metadata={"help": "passes over the imitation data"})
+    imitation_smoothing: float = field(default=0.1, metadata={"help": "probability the imitator spreads over all legal actions, so PPO can still explore"})
     pool_size: int = field(default=8, metadata={"help": "most recent snapshots kept as opponents"})
     scale_games: int = field(default=40, metadata={"help": "random games played to measure the observation and reward scales"})
     # PPO
@@ -137,6 +138,8 @@ def check_args(args: Args) -> None:
     envs.make_raw(args.game, num_players=args.players)  # ValueError names the valid player range
     if args.features:
         featurizer(args.game, args.players)  # ValueError names the games that have features
+    if not 0 <= args.imitation_smoothing < 1:
+        raise ValueError(f"--imitation-smoothing must be in [0, 1), got {args.imitation_smoothing}")
     if args.imitation_steps < 0:
         raise ValueError(f"--imitation-steps must be 0 or more, got {args.imitation_steps}")
     if args.imitation_steps:
@@ -245,6 +248,9 @@ def imitate(agent: ActorCritic, optimizer, workers, args: Args, bar=None) -> dic
     imitation) PPO only has to find where the heuristic can be beaten.
     The heuristic plays every seat; each decision is a (observation, mask,
     action) example, and its discounted return is the critic's target.
+    The target keeps `imitation_smoothing` of its probability spread over the
+    legal actions (label smoothing): a deterministic heuristic copied exactly
+    leaves a policy with near-zero entropy, and PPO could no longer explore.
     """
     data = workers.collect(agent.state_dict(), [], seed=(args.seed, 0), num_steps=args.imitation_steps, teacher=True)
     _, returns = gae(data["rewards"], np.zeros_like(data["rewards"]), data["dones"], data["next_index"], args.gamma, 1.0)
@@ -257,7 +263,11 @@ def imitate(agent: ActorCritic, optimizer, workers, args: Args, bar=None) -> dic
     for epoch in range(args.imitation_epochs):
         for mb in torch.randperm(n, generator=shuffle).split(minibatch_size):
             logp = torch.log_softmax(agent.masked_logits(obs[mb], masks[mb]), -1)
-            policy_loss = -logp.gather(-1, actions[mb].unsqueeze(-1)).mean()  # cross-entropy with the heuristic
+            legal = masks[mb].float()
+            target = (1 - args.imitation_smoothing) * nn.functional.one_hot(actions[mb], legal.shape[-1])
+            target = target + args.imitation_smoothing * legal / legal.sum(-1, keepdim=True)
+            # cross-entropy with the smoothed heuristic; illegal actions have target 0
+            policy_loss = -(target * logp.where(masks[mb], torch.zeros_like(logp))).sum(-1).mean()
             value_loss = 0.5 * ((agent.get_value(critic_in[mb]) - returns[mb]) ** 2).mean()
             optimizer.zero_grad()
             (policy_loss + args.vf_coef * value_loss).backward()
