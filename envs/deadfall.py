@@ -26,6 +26,7 @@ NUM_RANKS = 10
 RANKS = tuple(range(1, NUM_RANKS + 1))
 DECK = tuple(r for r in RANKS for _ in range(r))  # 55 cards; a card id is its rank
 _DECK_ARRAY = np.array(DECK, dtype=np.int64)
+_ANY_TO_ONE = bytes([0] + [1] * 255)  # bytes.translate table: 0 stays 0, any count becomes 1
 HAND_SIZE = {2: 7, 7: 5}  # RULES.md: 6 cards each, 7 with 2 players, 5 with 7 players
 DEFAULT_HAND_SIZE = 6
 
@@ -94,7 +95,32 @@ class Deadfall(Engine):
         # Every hand and every face-down door card, the set-aside counts, then
         # the public part of player_0's view.
         self.state_size = NUM_RANKS * n + NUM_RANKS + n + 5 + SEAT_BLOCK * n
-        self._rotations = [[(seat + r) % n for r in range(n)] for seat in range(n)]
+        # The table: every number any observation shows, each kept once, in
+        # absolute seat order, as float32. A step writes only the entries it
+        # changes and observe(seat) picks its entries with one precomputed
+        # index: building a list of ~100 numbers and converting it to float32
+        # on every observe cost more than the rest of a step. Layout: hand
+        # counts per seat, unseen counts per seat, pot / hand number / phase /
+        # layer, door pick per seat, then one SEAT_BLOCK per seat.
+        self._at_hand = [NUM_RANKS * s for s in range(n)]
+        self._at_unseen = [NUM_RANKS * (n + s) for s in range(n)]
+        self._at_pot = 2 * NUM_RANKS * n
+        self._at_hand_number = self._at_pot + OBS_HAND_NUMBER - OBS_POT
+        self._at_phase = self._at_pot + OBS_PHASE - OBS_POT
+        self._at_layer = self._at_pot + OBS_LAYER - OBS_POT
+        self._at_pick = [self._at_pot + OBS_MY_DOOR_PICK - OBS_POT + s for s in range(n)]
+        self._at_seat = [self._at_pick[0] + n + SEAT_BLOCK * s for s in range(n)]
+        self._obs_index = [self._observation_entries(seat) for seat in range(n)]
+        self._others = [[s for s in range(n) if s != seat] for seat in range(n)]
+        self._table = np.zeros(self._at_seat[0] + SEAT_BLOCK * n, dtype=np.float32)
+        # Dealing: card i of the shuffled deck goes to seat i // hand_size, so
+        # rank r of that card counts at table index 10 * seat + r - 1.
+        self._deal_offsets = np.repeat(np.arange(n) * NUM_RANKS - 1, self.hand_size)
+        self._all_copies = np.tile(np.array(RANKS), n)  # rank r has r copies, once per seat
+        # The seat blocks at the start of a hand: all zero but the hand size.
+        self._seats_at_deal = np.zeros(n + SEAT_BLOCK * n, dtype=np.float32)  # door picks, then the blocks
+        self._seats_at_deal[n + SEAT_HAND_SIZE :: SEAT_BLOCK] = self.hand_size
+        self._order = _DECK_ARRAY.copy()  # the deck, shuffled in place every hand
 
     # -- set-up ----------------------------------------------------------------
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
@@ -118,30 +144,34 @@ class Deadfall(Engine):
         for s in range(n):
             self.chips[s] -= 1  # the ante
         self.pot = n
-        self.hands = [[0] * NUM_RANKS for _ in range(n)]
-        self.hand_sizes = [0] * n
         self.stacks: list[list[int]] = [[] for _ in range(n)]
         self.stack_counts = [[0] * NUM_RANKS for _ in range(n)]
         self.played_counts = [0] * NUM_RANKS
         self.tops = [0] * n
         self.first_door = [0] * n
         self.door_picks = [0] * n  # face-down door cards of the current layer
+        h = self.hand_size
+        self.hand_sizes = [h] * n
         if deal is None:
-            order = self.rng.permutation(_DECK_ARRAY).tolist()
-            h = self.hand_size
-            for s in range(n):
-                for r in order[s * h : (s + 1) * h]:
-                    self.hands[s][r - 1] += 1
-                self.hand_sizes[s] = h
-            self.set_aside = order[n * h :]
+            # The same draws as rng.permutation(DECK) (a copy, then this
+            # shuffle), without allocating a new array every hand.
+            order = self._order
+            order[:] = _DECK_ARRAY
+            self.rng.shuffle(order)
+            hand_counts = np.bincount(order[: n * h] + self._deal_offsets, minlength=NUM_RANKS * n)
+            self.hands = hand_counts.reshape(n, NUM_RANKS).tolist()
+            self.set_aside = order[n * h :].tolist()
         else:
+            self.hands = [[0] * NUM_RANKS for _ in range(n)]
             self._stacked_deal(deal)
+            hand_counts = np.array(self.hands).ravel()
         self.phase = DOOR
         self.layer = 1
         self.tied = list(range(n))  # seats still in contention to start
         self.starter = -1
         self.current_player = 0  # door cards are placed in seat order from player_0
         self._mask = None
+        self._table_for_new_hand(hand_counts)
 
     def _stacked_deal(self, deal: dict) -> None:
         g = self.game_name
@@ -164,7 +194,6 @@ class Deadfall(Engine):
         for s, hand in enumerate(parsed):
             for r in hand:
                 self.hands[s][r - 1] += 1
-            self.hand_sizes[s] = h
         self.set_aside = aside if aside is not None else shuffled(rest, self.rng)
 
     def _end_game(self) -> None:
@@ -172,6 +201,7 @@ class Deadfall(Engine):
         self.current_player = -1
         self.pot = 0
         self._mask = None
+        self._fill_table()
 
     @property
     def scores(self) -> list[int]:
@@ -185,21 +215,22 @@ class Deadfall(Engine):
     def legal_mask(self) -> np.ndarray:
         if self._mask is None:
             # bytearray + frombuffer: several times cheaper than np.array on a list of 0/1
-            self._mask = np.frombuffer(bytearray(self._legal_list()), dtype=np.int8)
+            self._mask = np.frombuffer(self._legal_bytes(), dtype=np.int8)
         return self._mask
 
-    def _legal_list(self) -> list[int]:
+    def _legal_bytes(self) -> bytearray:
         if self.game_over:
-            return [0] * NUM_ACTIONS
+            return bytearray(NUM_ACTIONS)
         seat = self.current_player
-        plays = [1 if c else 0 for c in self.hands[seat]]
-        if self.phase == DOOR:
-            return plays + [0] * NUM_RANKS  # no DEAD before the door cards settle
-        dead = [0] * NUM_RANKS
-        for s, top in enumerate(self.tops):
-            if top and s != seat:
-                dead[top - 1] = 1
-        return plays + dead
+        # play v: the hand's count of v as a byte (counts are small), any count -> 1
+        mask = bytearray(bytes(self.hands[seat]).translate(_ANY_TO_ONE))
+        mask += bytes(NUM_RANKS)  # DEAD: none before the door cards settle
+        if self.phase == PLAY:
+            tops = self.tops
+            for s in self._others[seat]:
+                if tops[s]:
+                    mask[A_DEAD + tops[s] - 1] = 1
+        return mask
 
     # -- play ------------------------------------------------------------------------
     def step(self, action: int) -> ScoreEvent | None:
@@ -210,8 +241,13 @@ class Deadfall(Engine):
         rank = action + 1
         self.hands[seat][action] -= 1
         self.hand_sizes[seat] -= 1
+        table, at = self._table, self._at_seat[seat]
+        table[self._at_hand[seat] + action] = self.hands[seat][action]
+        table[at + SEAT_HAND_SIZE] = self.hand_sizes[seat]
         if self.phase == DOOR:
             self.door_picks[seat] = rank
+            table[self._at_pick[seat]] = rank
+            table[at + SEAT_PICKED] = 1
             nxt = seat + 1
             while nxt < self.num_players and not self.hand_sizes[nxt]:
                 nxt += 1
@@ -229,13 +265,24 @@ class Deadfall(Engine):
         self.stack_counts[seat][rank - 1] += 1
         self.played_counts[rank - 1] += 1
         self.tops[seat] = rank
+        table, at = self._table, self._at_seat[seat]
+        table[at + SEAT_STACK + rank - 1] = self.stack_counts[seat][rank - 1]
+        table[at + SEAT_TOP] = rank
         if not self.first_door[seat]:
             self.first_door[seat] = rank
+            table[at + SEAT_DOOR] = rank
+        # The card is now face up: one unseen copy fewer for every other seat.
+        # (For `seat` it leaves its hand or door pick, so its count stays.)
+        for other in self._others[seat]:
+            table[self._at_unseen[other] + rank - 1] -= 1
 
     def _reveal_layer(self) -> None:
         picks = {s: r for s, r in enumerate(self.door_picks) if r}
         self.door_picks = [0] * self.num_players
+        table = self._table
         for s, r in picks.items():
+            table[self._at_pick[s]] = 0
+            table[self._at_seat[s] + SEAT_PICKED] = 0
             self._put_on_stack(s, r)  # door cards become top cards
         low = min(picks.values())
         lowest = [s for s, r in picks.items() if r == low]
@@ -253,6 +300,7 @@ class Deadfall(Engine):
             self._start_play(min(lowest))
             return
         self.layer += 1
+        table[self._at_layer] = self.layer
         # Every player with a card left adds one; tied players have one, so someone does.
         self.current_player = next(s for s in range(self.num_players) if self.hand_sizes[s])
 
@@ -261,6 +309,8 @@ class Deadfall(Engine):
         self.starter = seat
         self.tied = [seat]
         self.current_player = seat
+        self._table[self._at_phase] = PLAY
+        self._table[self._at_seat[seat] + SEAT_STARTER] = 1
 
     def dead_target(self, caller: int, rank: int) -> int:
         """RULES.md: the player showing `rank` nearest to the caller's right (seats i-1, i-2, ...); -1 if none."""
@@ -298,32 +348,74 @@ class Deadfall(Engine):
         return ScoreEvent(deltas, [True] * n, details)
 
     # -- views -------------------------------------------------------------------
-    def _public(self, seat: int) -> list[float]:
-        cur, starter, picks = self.current_player, self.starter, self.door_picks
-        chips, sizes, tops, firsts, counts = self.chips, self.hand_sizes, self.tops, self.first_door, self.stack_counts
-        v = [self.pot, self.hand_number, self.phase, self.layer, picks[seat]]
-        for s in self._rotations[seat]:
-            # ints, not bools: np.array converts a list of bools and ints much more slowly
-            v += (chips[s], sizes[s], tops[s], firsts[s], 1 if s == cur else 0, 1 if s == starter else 0, 1 if picks[s] else 0)
-            v += counts[s]
-        return v
+    def _observation_entries(self, seat: int) -> np.ndarray:
+        """Where each entry of `seat`'s observation lies in the table (see `_fill_table`)."""
+        n = self.num_players
+        own = [self._at_hand[seat] + k for k in range(NUM_RANKS)]
+        own += [self._at_unseen[seat] + k for k in range(NUM_RANKS)]
+        common = [self._at_pot + k for k in range(OBS_MY_DOOR_PICK - OBS_POT)] + [self._at_pick[seat]]
+        seats = [self._at_seat[(seat + r) % n] + k for r in range(n) for k in range(SEAT_BLOCK)]
+        return np.array(own + common + seats, dtype=np.intp)
 
-    def _unseen(self, seat: int) -> list[int]:
-        unseen = [t - p - h for t, p, h in zip(RANKS, self.played_counts, self.hands[seat])]
-        pick = self.door_picks[seat]
-        if pick:
-            unseen[pick - 1] -= 1
-        return unseen
+    def _fill_table(self) -> None:
+        """Write the whole table from the game state (at the end of the game, after `shuffle_hidden`).
+
+        This is the one full definition of what the observations show; steps
+        write the few entries they change, and `_table_for_new_hand` writes
+        the same values as this at the start of a hand, only faster.
+        """
+        n = self.num_players
+        values = [c for hand in self.hands for c in hand]
+        for s in range(n):
+            # unseen: copies of the rank, less those face up, in this hand, or its own door pick
+            pick = self.door_picks[s]
+            values += [r - p - h - (1 if r == pick else 0) for r, p, h in zip(RANKS, self.played_counts, self.hands[s])]
+        values += [self.pot, self.hand_number, self.phase, self.layer]
+        values += self.door_picks
+        for s in range(n):
+            # SEAT_TO_ACT stays 0 here: `observe` marks the player to act, who changes every step.
+            values += (self.chips[s], self.hand_sizes[s], self.tops[s], self.first_door[s], 0,
+                       1 if s == self.starter else 0, 1 if self.door_picks[s] else 0)
+            values += self.stack_counts[s]
+        self._table[:] = values
+
+    def _table_for_new_hand(self, hand_counts: np.ndarray) -> None:
+        """What `_fill_table` writes at the start of a hand, in a few slice writes (a hand starts every ~7 steps).
+
+        Nothing is face up and nobody has a door pick yet, so a seat's unseen
+        copies are all copies less its own hand, and each seat block holds
+        only chips and hand size.
+        """
+        n, table = self.num_players, self._table
+        table[: NUM_RANKS * n] = hand_counts
+        table[NUM_RANKS * n : 2 * NUM_RANKS * n] = self._all_copies - hand_counts
+        table[self._at_pot] = self.pot
+        table[self._at_hand_number] = self.hand_number
+        table[self._at_phase] = DOOR
+        table[self._at_layer] = 1
+        table[self._at_pick[0] :] = self._seats_at_deal
+        for at, chips in zip(self._at_seat, self.chips):
+            table[at + SEAT_CHIPS] = chips
 
     def observe(self, seat: int) -> np.ndarray:
-        return np.array(self.hands[seat] + self._unseen(seat) + self._public(seat), dtype=np.float32)
+        return self._observation(seat)
+
+    def _observation(self, seat: int) -> np.ndarray:
+        # `state()` calls this, not `observe`, which tests may patch.
+        obs = self._table.take(self._obs_index[seat])  # a new array: the caller may keep or change it
+        if self.current_player >= 0:  # -1 once the game has ended normally
+            ahead = (self.current_player - seat) % self.num_players
+            obs[OBS_SEATS + SEAT_BLOCK * ahead + SEAT_TO_ACT] = 1
+        return obs
 
     def state(self) -> np.ndarray:
         aside = [0] * NUM_RANKS
         for r in self.set_aside:
             aside[r - 1] += 1
-        hands = [c for h in self.hands for c in h]
-        return np.array(hands + aside + list(self.door_picks) + self._public(0), dtype=np.float32)
+        n, table = self.num_players, self._table
+        hands = table[: NUM_RANKS * n]
+        picks = table[self._at_pick[0] : self._at_pick[0] + n]
+        return np.concatenate((hands, np.array(aside, dtype=np.float32), picks, self._observation(0)[OBS_POT:]))
 
     def card_places(self) -> dict[str, list[int]]:
         n = self.num_players
@@ -353,6 +445,7 @@ class Deadfall(Engine):
                 self.door_picks[s] = pool.pop()
         self.set_aside = pool
         self._mask = None
+        self._fill_table()
 
     def action_name(self, action: int, seat: int) -> str:
         if action >= A_DEAD:
