@@ -185,11 +185,13 @@ def test_worker_processes(tmp_path):
     assert all(torch.isfinite(v).all() for v in net.state_dict().values())
 
 
-def agreement_with_heuristic(net, game: str, n: int, seed: int, games: int = 4) -> float:
-    """Share of a heuristic's decisions (in fresh games, not the training data) that the net's top action matches."""
+def agreement_with_heuristic(net, game: str, n: int, seed: int, games: int = 4) -> tuple[float, float]:
+    """Share of a heuristic's decisions (in fresh games, not the training data) that the net's top
+    action matches, and the net's mean entropy over legal actions on those decisions."""
     env = envs.make_raw(game, num_players=n)
     teacher = make_agent("heuristic", game, n, seed=seed)
     same = total = 0
+    entropy = 0.0
     for g in range(games):
         env.reset(seed=seed + g)
         for agent in env.agent_iter():
@@ -198,12 +200,15 @@ def agreement_with_heuristic(net, game: str, n: int, seed: int, games: int = 4) 
                 env.step(None)
                 continue
             a = teacher.act(o)
+            mask = torch.as_tensor(o["action_mask"].astype(bool))[None]
             with torch.no_grad():
-                mine = net.masked_logits(torch.as_tensor(o["observation"])[None], torch.as_tensor(o["action_mask"].astype(bool))[None])
+                mine = net.masked_logits(torch.as_tensor(o["observation"])[None], mask)
+            p = torch.softmax(mine, -1)[mask]
+            entropy -= float((p * p.clamp_min(1e-12).log()).sum())
             same += int(mine.argmax().item() == a)
             total += 1
             env.step(a)
-    return same / total
+    return same / total, entropy / total
 
 
 def test_imitation_warm_start_copies_the_heuristic(tmp_path, capsys):
@@ -211,8 +216,13 @@ def test_imitation_warm_start_copies_the_heuristic(tmp_path, capsys):
     after = main(tiny(tmp_path, run_name="bc", game="deadfall", players=3, steps=1, rollout_steps=1, hidden=64,
                       imitation_steps=6000, imitation_epochs=20, learning_rate=3e-3))
     assert "imitation:" in capsys.readouterr().out  # the agreement on the training data is reported
-    untrained, cloned = (agreement_with_heuristic(net, "deadfall", 3, seed=900) for net in (before, after))
+    (untrained, _), (cloned, entropy) = (agreement_with_heuristic(net, "deadfall", 3, seed=900) for net in (before, after))
     assert cloned > 0.75 and cloned > untrained + 0.2, (untrained, cloned)
+    # label smoothing (default 0.1) keeps some exploration; without it the copy of a deterministic heuristic collapses
+    assert entropy > 0.1, entropy
+    exact = main(tiny(tmp_path, run_name="bc0", game="deadfall", players=3, steps=1, rollout_steps=1, hidden=64,
+                      imitation_steps=6000, imitation_epochs=20, learning_rate=3e-3, imitation_smoothing=0.0))
+    assert agreement_with_heuristic(exact, "deadfall", 3, seed=900)[1] < entropy
 
 
 def test_mas_jong_features_agree_with_shanten_and_the_heuristic():
