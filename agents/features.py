@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.heuristic.not_your_mas_jong import hand_distance
+from agents.heuristic.not_your_mas_jong import acceptance, hand_distance
 from envs import not_your_mas_jong as mj
 
 # Steal actions that take two cards from the hand, and which two (offsets from the stolen card's type).
@@ -32,7 +32,7 @@ _FAR = 9  # distance reported for a discard or steal that is not possible (the w
 
 
 def mas_jong_features(obs: np.ndarray, num_players: int) -> np.ndarray:
-    """56 values from the seat's own view.
+    """81 values from the seat's own view.
 
     [0]       distance of the hand now (cards still to exchange; 0 = complete)
     [1:26]    distance after discarding each card type (_FAR when not held)
@@ -40,13 +40,15 @@ def mas_jong_features(obs: np.ndarray, num_players: int) -> np.ndarray:
               and the best discard that follows it (_FAR when not possible)
     [30]      steal phase: 1 when the waiting discard completes the hand
     [31:56]   copies of each card type not yet seen (3 minus own hand, every discard pile, every locked set)
+    [56:81]   for each discard that keeps the hand closest: unseen copies of the draws that would then
+              lower its distance ("acceptance"; 0 for the other discards)
     """
     n_types = mj.NUM_TYPES
     hand = [int(x) for x in obs[mj.OBS_HAND : mj.OBS_HAND + n_types]]
     seats = obs[mj.OBS_SEATS :].reshape(num_players, mj.SEAT_BLOCK)
     locked = int(seats[0, mj.SEAT_LOCKED : mj.SEAT_LOCKED + n_types].sum()) // 3
     seen = seats[:, mj.SEAT_DISCARDS : mj.SEAT_DISCARDS + n_types].sum(0) + seats[:, mj.SEAT_LOCKED : mj.SEAT_LOCKED + n_types].sum(0)
-    out = np.full(56, _FAR, np.float32)
+    out = np.full(81, _FAR, np.float32)
     out[0] = hand_distance(tuple(hand), locked)
     for k in range(n_types):
         if hand[k]:
@@ -75,11 +77,19 @@ def mas_jong_features(obs: np.ndarray, num_players: int) -> np.ndarray:
                     best = min(best, hand_distance(tuple(after), locked + 1))
                     after[k] += 1
             out[26 + i] = best
-    out[31:56] = np.maximum(0, mj.COPIES - np.asarray(hand) - seen)
+    unseen = np.maximum(0, mj.COPIES - np.asarray(hand) - seen)
+    out[31:56] = unseen
+    out[56:81] = 0.0
+    closest = out[1:26].min()
+    for k in range(n_types):
+        if hand[k] and out[1 + k] == closest:
+            hand[k] -= 1
+            out[56 + k] = acceptance(hand, locked, int(closest), unseen)
+            hand[k] += 1
     return out
 
 
-FEATURES = {"not_your_mas_jong": (56, mas_jong_features)}
+FEATURES = {"not_your_mas_jong": (81, mas_jong_features)}
 
 
 def feature_size(game: str) -> int:

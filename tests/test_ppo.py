@@ -242,7 +242,7 @@ def test_mas_jong_features_agree_with_shanten_and_the_heuristic():
         obs = o["observation"]
         x = to_input(obs)
         f = x[obs.size :]
-        assert np.array_equal(x[: obs.size], obs) and f.shape == (56,)
+        assert np.array_equal(x[: obs.size], obs) and f.shape == (81,)
         hand = obs[OBS_HAND : OBS_HAND + NUM_TYPES].astype(int)
         locked = len(env.unwrapped.game.locked_sets[env.possible_agents.index(agent)])  # from the engine, not the obs
         a = teacher.act(o)
@@ -254,6 +254,9 @@ def test_mas_jong_features_agree_with_shanten_and_the_heuristic():
                 assert f[1 + k] == shanten(after, locked)
             held = np.flatnonzero(hand)
             assert f[1 + a] == f[1 + held].min()  # the heuristic throws a card that keeps the hand closest
+            closest = held[f[1 + held] == f[1 + held].min()]
+            assert f[56 + a] == f[56 + closest].max()  # ... and, among those, keeps the most live draws
+            assert np.all(f[56:81][np.setdiff1d(np.arange(NUM_TYPES), closest)] == 0)
             assert np.all(f[1:26][hand == 0] == 9)
         else:
             steals += 1
@@ -266,7 +269,7 @@ def test_features_run_end_to_end_and_only_where_a_game_has_them(tmp_path):
     export = tmp_path / "mj.pt"
     main(tiny(tmp_path, run_name="f", game="not_your_mas_jong", players=3, features=True, export=str(export)))
     bot = PPOAgent.load(export, seed=0)
-    assert bot.net.obs_mean.numel() == envs.make_raw("not_your_mas_jong", num_players=3).game.obs_size + 56
+    assert bot.net.obs_mean.numel() == envs.make_raw("not_your_mas_jong", num_players=3).game.obs_size + 81
     play_one_game(bot, 3, game="not_your_mas_jong")
     with pytest.raises(ValueError, match="no hand-made features for 'neu'"):
         main(tiny(tmp_path, run_name="nf", features=True))

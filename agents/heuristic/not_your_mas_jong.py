@@ -60,6 +60,24 @@ def hand_distance(counts: tuple[int, ...], locked_sets: int) -> int:
     return shanten(counts, locked_sets)
 
 
+def acceptance(hand: list[int], locked_sets: int, distance: int, unseen) -> int:
+    """Unseen copies of the card types whose draw would lower the hand's distance."""
+    total = 0
+    for t in range(NUM_TYPES):
+        if not unseen[t] or hand[t] >= COPIES:
+            continue
+        # A card with no copy or suit neighbour within two ranks in hand forms no block.
+        r = t % 5
+        lo, hi = t - min(r, 2), t + min(4 - r, 2)
+        if not any(hand[lo : hi + 1]):
+            continue
+        hand[t] += 1
+        if hand_distance(tuple(hand), locked_sets) < distance:
+            total += unseen[t]
+        hand[t] -= 1
+    return total
+
+
 class NotYourMasJongHeuristic(Agent):
     name = "heuristic"
 
@@ -103,21 +121,7 @@ class NotYourMasJongHeuristic(Agent):
         return best[1], d
 
     def _acceptance(self, hand, locked_sets, distance, unseen) -> int:
-        """Unseen copies of the card types whose draw would lower the distance."""
-        total = 0
-        for t in range(NUM_TYPES):
-            if not unseen[t] or hand[t] >= COPIES:
-                continue
-            # A card with no copy or suit neighbour within two ranks in hand forms no block.
-            r = t % 5
-            lo, hi = t - min(r, 2), t + min(4 - r, 2)
-            if not any(hand[lo : hi + 1]):
-                continue
-            hand[t] += 1
-            if hand_distance(tuple(hand), locked_sets) < distance:
-                total += unseen[t]
-            hand[t] -= 1
-        return total
+        return acceptance(hand, locked_sets, distance, unseen)
 
     # -- stealing ------------------------------------------------------------------
     def _steal_or_pass(self, hand, locked_sets, card, legal, unseen) -> int:
