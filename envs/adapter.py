@@ -191,23 +191,23 @@ class CardGameEnv(AECEnv):
 
     def _score(self, event) -> None:
         rewards = zero_sum_rewards(event)
-        scores = self.game.scores
+        agents, seat = self.possible_agents, self._seat
         info = dict(event.details)
-        info["score_changes"] = {a: int(event.deltas[i]) for i, a in enumerate(self.possible_agents)}
-        info["scores"] = {a: int(scores[i]) for i, a in enumerate(self.possible_agents)}
+        info["score_changes"] = dict(zip(agents, map(int, event.deltas)))
+        info["scores"] = dict(zip(agents, map(int, self.game.scores)))
         for k in self.agents:
-            r = rewards[self._seat[k]]
+            r = rewards[seat[k]]
             self.rewards[k] = r
             self._cumulative_rewards[k] += r
-            self.infos[k] = dict(info)
+            self.infos[k] = info.copy()
         self._rewards_dirty = True
         self._infos_dirty = True
 
     def _finish(self) -> None:
-        ranks = self.game.ranks()
+        agents = self.possible_agents
         final = {
-            "final_ranks": {a: int(ranks[i]) for i, a in enumerate(self.possible_agents)},
-            "final_scores": {a: int(self.game.scores[i]) for i, a in enumerate(self.possible_agents)},
+            "final_ranks": dict(zip(agents, map(int, self.game.ranks()))),
+            "final_scores": dict(zip(agents, map(int, self.game.scores))),
         }
         for k in self.agents:
             self.terminations[k] = True
