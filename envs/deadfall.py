@@ -17,6 +17,7 @@ from envs.engine import (
     check_against_deck,
     check_deal_keys,
     is_int_between,
+    kind_counts,
     parse_cards,
     parse_hands,
     shuffled,
@@ -26,7 +27,6 @@ NUM_RANKS = 10
 RANKS = tuple(range(1, NUM_RANKS + 1))
 DECK = tuple(r for r in RANKS for _ in range(r))  # 55 cards; a card id is its rank
 _DECK_ARRAY = np.array(DECK, dtype=np.int64)
-_ANY_TO_ONE = bytes([0] + [1] * 255)  # bytes.translate table: 0 stays 0, any count becomes 1
 HAND_SIZE = {2: 7, 7: 5}  # RULES.md: 6 cards each, 7 with 2 players, 5 with 7 players
 DEFAULT_HAND_SIZE = 6
 
@@ -36,6 +36,11 @@ A_DEAD = NUM_RANKS
 NUM_ACTIONS = 2 * NUM_RANKS
 
 DOOR, PLAY = 0, 1  # phases of a hand
+
+# Building the legal mask as bytes
+_ANY_TO_ONE = bytes([0] + [1] * 255)  # translate table: 0 stays 0, any count becomes 1
+_NO_DEAD = bytes(NUM_RANKS)
+_INT8 = np.dtype(np.int8)
 
 # Observation layout (see the shim docstring for the table).
 OBS_HAND = 0  # own hand: count per rank
@@ -113,6 +118,7 @@ class Deadfall(Engine):
         self._obs_index = [self._observation_entries(seat) for seat in range(n)]
         self._others = [[s for s in range(n) if s != seat] for seat in range(n)]
         self._table = np.zeros(self._at_seat[0] + SEAT_BLOCK * n, dtype=np.float32)
+        self._cells = memoryview(self._table)  # one entry written through this costs half a numpy item write
         # Dealing: card i of the shuffled deck goes to seat i // hand_size, so
         # rank r of that card counts at table index 10 * seat + r - 1.
         self._deal_offsets = np.repeat(np.arange(n) * NUM_RANKS - 1, self.hand_size)
@@ -121,6 +127,16 @@ class Deadfall(Engine):
         self._seats_at_deal = np.zeros(n + SEAT_BLOCK * n, dtype=np.float32)  # door picks, then the blocks
         self._seats_at_deal[n + SEAT_HAND_SIZE :: SEAT_BLOCK] = self.hand_size
         self._order = _DECK_ARRAY.copy()  # the deck, shuffled in place every hand
+
+    def __getstate__(self) -> dict:
+        # A memoryview cannot be pickled or deep-copied: copies make their own.
+        state = dict(self.__dict__)
+        del state["_cells"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._cells = memoryview(self._table)
 
     # -- set-up ----------------------------------------------------------------
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
@@ -145,8 +161,6 @@ class Deadfall(Engine):
             self.chips[s] -= 1  # the ante
         self.pot = n
         self.stacks: list[list[int]] = [[] for _ in range(n)]
-        self.stack_counts = [[0] * NUM_RANKS for _ in range(n)]
-        self.played_counts = [0] * NUM_RANKS
         self.tops = [0] * n
         self.first_door = [0] * n
         self.door_picks = [0] * n  # face-down door cards of the current layer
@@ -201,7 +215,11 @@ class Deadfall(Engine):
         self.current_player = -1
         self.pot = 0
         self._mask = None
-        self._fill_table()
+        # The last hand's table stays on view: only the settled chips and the empty pot change.
+        cells = self._cells
+        cells[self._at_pot] = 0
+        for at, chips in zip(self._at_seat, self.chips):
+            cells[at + SEAT_CHIPS] = chips
 
     @property
     def scores(self) -> list[int]:
@@ -214,17 +232,18 @@ class Deadfall(Engine):
     # -- legality ----------------------------------------------------------------
     def legal_mask(self) -> np.ndarray:
         if self._mask is None:
-            # bytearray + frombuffer: several times cheaper than np.array on a list of 0/1
-            self._mask = np.frombuffer(self._legal_bytes(), dtype=np.int8)
+            # bytearray + frombuffer: several times cheaper than np.array on a
+            # list of 0/1 (and a dtype passed by position, not keyword, is cheaper still)
+            self._mask = np.frombuffer(self._legal_bytes(), _INT8)
         return self._mask
 
     def _legal_bytes(self) -> bytearray:
         if self.game_over:
             return bytearray(NUM_ACTIONS)
         seat = self.current_player
-        # play v: the hand's count of v as a byte (counts are small), any count -> 1
-        mask = bytearray(bytes(self.hands[seat]).translate(_ANY_TO_ONE))
-        mask += bytes(NUM_RANKS)  # DEAD: none before the door cards settle
+        # play v: the hand's count of v as a byte (counts are small), any count -> 1;
+        # then DEAD, none before the door cards settle
+        mask = bytearray(self.hands[seat]).translate(_ANY_TO_ONE) + _NO_DEAD
         if self.phase == PLAY:
             tops = self.tops
             for s in self._others[seat]:
@@ -241,13 +260,13 @@ class Deadfall(Engine):
         rank = action + 1
         self.hands[seat][action] -= 1
         self.hand_sizes[seat] -= 1
-        table, at = self._table, self._at_seat[seat]
-        table[self._at_hand[seat] + action] = self.hands[seat][action]
-        table[at + SEAT_HAND_SIZE] = self.hand_sizes[seat]
+        cells, at = self._cells, self._at_seat[seat]
+        cells[self._at_hand[seat] + action] = self.hands[seat][action]
+        cells[at + SEAT_HAND_SIZE] = self.hand_sizes[seat]
         if self.phase == DOOR:
             self.door_picks[seat] = rank
-            table[self._at_pick[seat]] = rank
-            table[at + SEAT_PICKED] = 1
+            cells[self._at_pick[seat]] = rank
+            cells[at + SEAT_PICKED] = 1
             nxt = seat + 1
             while nxt < self.num_players and not self.hand_sizes[nxt]:
                 nxt += 1
@@ -262,27 +281,25 @@ class Deadfall(Engine):
 
     def _put_on_stack(self, seat: int, rank: int) -> None:
         self.stacks[seat].append(rank)
-        self.stack_counts[seat][rank - 1] += 1
-        self.played_counts[rank - 1] += 1
         self.tops[seat] = rank
-        table, at = self._table, self._at_seat[seat]
-        table[at + SEAT_STACK + rank - 1] = self.stack_counts[seat][rank - 1]
-        table[at + SEAT_TOP] = rank
+        cells, at = self._cells, self._at_seat[seat]
+        cells[at + SEAT_STACK + rank - 1] += 1
+        cells[at + SEAT_TOP] = rank
         if not self.first_door[seat]:
             self.first_door[seat] = rank
-            table[at + SEAT_DOOR] = rank
+            cells[at + SEAT_DOOR] = rank
         # The card is now face up: one unseen copy fewer for every other seat.
         # (For `seat` it leaves its hand or door pick, so its count stays.)
         for other in self._others[seat]:
-            table[self._at_unseen[other] + rank - 1] -= 1
+            cells[self._at_unseen[other] + rank - 1] -= 1
 
     def _reveal_layer(self) -> None:
         picks = {s: r for s, r in enumerate(self.door_picks) if r}
         self.door_picks = [0] * self.num_players
-        table = self._table
+        cells = self._cells
         for s, r in picks.items():
-            table[self._at_pick[s]] = 0
-            table[self._at_seat[s] + SEAT_PICKED] = 0
+            cells[self._at_pick[s]] = 0
+            cells[self._at_seat[s] + SEAT_PICKED] = 0
             self._put_on_stack(s, r)  # door cards become top cards
         low = min(picks.values())
         lowest = [s for s, r in picks.items() if r == low]
@@ -300,7 +317,7 @@ class Deadfall(Engine):
             self._start_play(min(lowest))
             return
         self.layer += 1
-        table[self._at_layer] = self.layer
+        cells[self._at_layer] = self.layer
         # Every player with a card left adds one; tied players have one, so someone does.
         self.current_player = next(s for s in range(self.num_players) if self.hand_sizes[s])
 
@@ -309,8 +326,8 @@ class Deadfall(Engine):
         self.starter = seat
         self.tied = [seat]
         self.current_player = seat
-        self._table[self._at_phase] = PLAY
-        self._table[self._at_seat[seat] + SEAT_STARTER] = 1
+        self._cells[self._at_phase] = PLAY
+        self._cells[self._at_seat[seat] + SEAT_STARTER] = 1
 
     def dead_target(self, caller: int, rank: int) -> int:
         """RULES.md: the player showing `rank` nearest to the caller's right (seats i-1, i-2, ...); -1 if none."""
@@ -358,25 +375,27 @@ class Deadfall(Engine):
         return np.array(own + common + seats, dtype=np.intp)
 
     def _fill_table(self) -> None:
-        """Write the whole table from the game state (at the end of the game, after `shuffle_hidden`).
+        """Write the whole table from the game state (after `shuffle_hidden`).
 
         This is the one full definition of what the observations show; steps
         write the few entries they change, and `_table_for_new_hand` writes
         the same values as this at the start of a hand, only faster.
         """
         n = self.num_players
+        stack_counts = [kind_counts(stack, NUM_RANKS + 1)[1:] for stack in self.stacks]  # a card id is its rank
+        face_up = [sum(column) for column in zip(*stack_counts)]
         values = [c for hand in self.hands for c in hand]
         for s in range(n):
             # unseen: copies of the rank, less those face up, in this hand, or its own door pick
             pick = self.door_picks[s]
-            values += [r - p - h - (1 if r == pick else 0) for r, p, h in zip(RANKS, self.played_counts, self.hands[s])]
+            values += [r - f - h - (1 if r == pick else 0) for r, f, h in zip(RANKS, face_up, self.hands[s])]
         values += [self.pot, self.hand_number, self.phase, self.layer]
         values += self.door_picks
         for s in range(n):
             # SEAT_TO_ACT stays 0 here: `observe` marks the player to act, who changes every step.
             values += (self.chips[s], self.hand_sizes[s], self.tops[s], self.first_door[s], 0,
                        1 if s == self.starter else 0, 1 if self.door_picks[s] else 0)
-            values += self.stack_counts[s]
+            values += stack_counts[s]
         self._table[:] = values
 
     def _table_for_new_hand(self, hand_counts: np.ndarray) -> None:
@@ -389,13 +408,14 @@ class Deadfall(Engine):
         n, table = self.num_players, self._table
         table[: NUM_RANKS * n] = hand_counts
         table[NUM_RANKS * n : 2 * NUM_RANKS * n] = self._all_copies - hand_counts
-        table[self._at_pot] = self.pot
-        table[self._at_hand_number] = self.hand_number
-        table[self._at_phase] = DOOR
-        table[self._at_layer] = 1
         table[self._at_pick[0] :] = self._seats_at_deal
+        cells = self._cells
+        cells[self._at_pot] = self.pot
+        cells[self._at_hand_number] = self.hand_number
+        cells[self._at_phase] = DOOR
+        cells[self._at_layer] = 1
         for at, chips in zip(self._at_seat, self.chips):
-            table[at + SEAT_CHIPS] = chips
+            cells[at + SEAT_CHIPS] = chips
 
     def observe(self, seat: int) -> np.ndarray:
         return self._observation(seat)
