@@ -106,7 +106,9 @@ class Deadfall(Engine):
         # index: building a list of ~100 numbers and converting it to float32
         # on every observe cost more than the rest of a step. Layout: hand
         # counts per seat, unseen counts per seat, pot / hand number / phase /
-        # layer, door pick per seat, then one SEAT_BLOCK per seat.
+        # layer, door pick per seat, then one SEAT_BLOCK per seat (the to-act
+        # flag stays 0; observe sets it). `_fill_table` defines every entry;
+        # code that sets the game's lists directly must call it afterwards.
         self._at_hand = [NUM_RANKS * s for s in range(n)]
         self._at_unseen = [NUM_RANKS * (n + s) for s in range(n)]
         self._at_pot = 2 * NUM_RANKS * n
