@@ -662,3 +662,23 @@ def test_option_bounds_keep_observations_in_their_box():
         dv.env(starting_chips=100_001)
     with pytest.raises(ValueError, match="rounds"):
         dv.env(rounds=0)
+
+
+@pytest.mark.parametrize("num_players", range(2, 8))
+def test_observation_table_updated_step_by_step_equals_a_full_rebuild(num_players):
+    # The engine keeps every observed number in one table and each step writes only what it
+    # changes (for speed); a step that forgets an entry would show here as a stale value.
+    steps = 0
+    for seed in range(8):
+        env = deadfall_v0.raw_env(num_players=num_players, starting_chips=[50, 3, 10][seed % 3], rounds=[10, 30, 3][seed % 3])
+        env.reset(seed=seed)
+        game = env.game
+        rnd = random.Random(seed)
+        for agent in env.agent_iter():
+            kept = game._table.copy()
+            game._fill_table()
+            assert np.array_equal(kept, game._table), (seed, steps, np.flatnonzero(kept != game._table))
+            obs, _, term, trunc, _ = env.last()
+            env.step(None if term or trunc else int(rnd.choice(np.flatnonzero(obs["action_mask"]))))
+            steps += 1
+    assert steps > 150
