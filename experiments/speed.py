@@ -6,10 +6,13 @@
 Every env is driven by the same loop: ``agent_iter`` / ``last`` / a uniform
 legal action / ``step``, resetting when a game ends, on one core. It prints
 agent-steps per second (median over repeats, with min-max) for each game's
-``env()`` and ``raw_env``, and the ratio of ``env()`` to leduc_holdem_v4.
+``env()`` and ``raw_env``, and the ratio to leduc_holdem_v4's ``env()``.
 Time is this process's CPU time, so the figure is per core even when other
 processes share the machine.
 Machines are shared and noisy: compare medians and ratios, not single runs.
+The repeats are interleaved (round r times leduc, then every env, then round
+r+1), and the ratio is the median of each round's own ratio, so a change of
+load during the run hits the peer and the games alike.
 """
 
 from __future__ import annotations
@@ -60,10 +63,6 @@ def leduc_maker() -> Callable | None:
     return leduc_holdem_v4.env
 
 
-def measure(make: Callable, seconds: float, repeats: int) -> list[float]:
-    return [steps_per_second(make, seconds, seed) for seed in range(repeats)]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = ArgumentParser(prog="python -m experiments.speed", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", default=",".join(envs.available_games()), help="comma-separated games (default: all available)")
@@ -79,26 +78,27 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--seconds must be > 0 and --repeats >= 1")
     warnings.simplefilter("ignore")
 
-    rows = []
+    rows = []  # (env name, API, maker, one steps/s figure per round)
     leduc = leduc_maker()
-    leduc_median = None
     if leduc is not None:
-        runs = measure(leduc, args.seconds, args.repeats)
-        leduc_median = statistics.median(runs)
-        rows.append(("leduc_holdem_v4 (peer)", "env()", runs))
+        rows.append(("leduc_holdem_v4 (peer)", "env()", leduc, []))
     else:
         print("leduc_holdem_v4 not available (pip install 'pettingzoo[classic]'); no peer ratio.")
     for game in games:
         mod = envs.module(game)
-        for label, make in (("env()", mod.env), ("raw_env", mod.raw_env)):
-            rows.append((game, label, measure(make, args.seconds, args.repeats)))
+        rows += [(game, "env()", mod.env, []), (game, "raw_env", mod.raw_env, [])]
+    for seed in range(args.repeats):
+        for _, _, make, runs in rows:
+            runs.append(steps_per_second(make, args.seconds, seed))
 
     print(f"\nagent-steps per CPU-second, random legal play, one core, median of {args.repeats} x {args.seconds:g} s")
     print("| env | API | median steps/s | min - max | vs leduc env() |")
     print("|---|---|---:|---:|---:|")
-    for name, label, runs in rows:
+    for name, label, _, runs in rows:
         med = statistics.median(runs)
-        ratio = f"{med / leduc_median:.1f}x" if leduc_median else "n/a"
+        ratio = "n/a"
+        if leduc is not None:
+            ratio = f"{statistics.median(r / l for r, l in zip(runs, rows[0][3])):.1f}x"  # median of per-round ratios
         print(f"| {name} | {label} | {med:,.0f} | {min(runs):,.0f} - {max(runs):,.0f} | {ratio} |")
     return 0
 

@@ -1,0 +1,24 @@
+"""experiments.speed: the table it prints, and its errors (never its numbers: speed is not a test)."""
+
+from __future__ import annotations
+
+import pytest
+
+from experiments import speed
+
+
+def test_prints_a_row_per_env_and_api_with_a_peer_ratio(capsys):
+    assert speed.main(["--games", "neu,deadfall", "--seconds", "0.05", "--repeats", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "steps/s" not in line]
+    names = [(r.split("|")[1].strip(), r.split("|")[2].strip()) for r in rows]
+    assert ("neu", "env()") in names and ("deadfall", "raw_env") in names
+    if speed.leduc_maker() is not None:
+        assert names[0][0] == "leduc_holdem_v4 (peer)" and all(r.rstrip(" |").endswith("x") for r in rows)
+
+
+@pytest.mark.parametrize("argv, message", [(["--games", "chess"], "unknown game(s) chess"), (["--repeats", "0"], "--repeats >= 1")])
+def test_bad_arguments(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        speed.main(argv)
+    assert message in capsys.readouterr().err
