@@ -18,16 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.heuristic.not_your_mas_jong import acceptance, hand_distance
+from agents.heuristic.not_your_mas_jong import STEAL_FROM_HAND, acceptance, distance_after_steal, hand_distance, read_view
 from envs import not_your_mas_jong as mj
 
-# Steal actions that take two cards from the hand, and which two (offsets from the stolen card's type).
-_STEAL_OFFSETS = (
-    (mj.A_STEAL_IDENTICAL, (0, 0)),
-    (mj.A_STEAL_LOWEST, (1, 2)),
-    (mj.A_STEAL_MIDDLE, (-1, 1)),
-    (mj.A_STEAL_HIGHEST, (-2, -1)),
-)
 _FAR = 9  # distance reported for a discard or steal that is not possible (the worst hand is 8 away)
 
 
@@ -44,10 +37,7 @@ def mas_jong_features(obs: np.ndarray, num_players: int) -> np.ndarray:
               lower its distance ("acceptance"; 0 for the other discards)
     """
     n_types = mj.NUM_TYPES
-    hand = [int(x) for x in obs[mj.OBS_HAND : mj.OBS_HAND + n_types]]
-    seats = obs[mj.OBS_SEATS :].reshape(num_players, mj.SEAT_BLOCK)
-    locked = int(seats[0, mj.SEAT_LOCKED : mj.SEAT_LOCKED + n_types].sum()) // 3
-    seen = seats[:, mj.SEAT_DISCARDS : mj.SEAT_DISCARDS + n_types].sum(0) + seats[:, mj.SEAT_LOCKED : mj.SEAT_LOCKED + n_types].sum(0)
+    hand, locked, _, unseen = read_view(obs, num_players)
     out = np.full(81, _FAR, np.float32)
     out[0] = hand_distance(tuple(hand), locked)
     for k in range(n_types):
@@ -61,23 +51,10 @@ def mas_jong_features(obs: np.ndarray, num_players: int) -> np.ndarray:
         hand[card] += 1
         out[30] = float(hand_distance(tuple(hand), locked) == 0)
         hand[card] -= 1
-        rank = card % mj.RANKS
-        for i, (_, offsets) in enumerate(_STEAL_OFFSETS):
-            if not all(0 <= rank + o < mj.RANKS for o in offsets):
-                continue
-            after = list(hand)
-            for o in offsets:
-                after[card + o] -= 1
-            if min(after) < 0:
-                continue
-            best = _FAR
-            for k in range(n_types):
-                if after[k]:
-                    after[k] -= 1
-                    best = min(best, hand_distance(tuple(after), locked + 1))
-                    after[k] += 1
-            out[26 + i] = best
-    unseen = np.maximum(0, mj.COPIES - np.asarray(hand) - seen)
+        for i, offsets in enumerate(STEAL_FROM_HAND.values()):  # identical, as lowest, middle, highest
+            d = distance_after_steal(hand, locked, card, offsets)
+            if d is not None:
+                out[26 + i] = d
     out[31:56] = unseen
     out[56:81] = 0.0
     closest = out[1:26].min()
@@ -87,7 +64,6 @@ def mas_jong_features(obs: np.ndarray, num_players: int) -> np.ndarray:
             out[56 + k] = acceptance(hand, locked, int(closest), unseen)
             hand[k] += 1
     return out
-
 
 FEATURES = {"not_your_mas_jong": (81, mas_jong_features)}
 

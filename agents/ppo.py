@@ -28,6 +28,11 @@ CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
 REQUIRED_KEYS = ("game", "num_players", "obs_size", "num_actions", "critic_size", "hidden", "model")
 
 
+def _first_line(error: Exception, limit: int) -> str:
+    """An exception's first line, cut short: torch errors can run to pages."""
+    return (str(error).splitlines() or [""])[0][:limit]
+
+
 class CheckpointError(ValueError):
     """A file that is not a usable PPO checkpoint for the game asked for."""
 
@@ -46,8 +51,7 @@ def read_checkpoint(path) -> dict:
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # truncated zip, garbage bytes, pickles with code in them, ...
-        first_line = (str(e).splitlines() or [""])[0][:200]
-        raise CheckpointError(f"{path}: not a readable PPO checkpoint ({type(e).__name__}: {first_line})") from None
+        raise CheckpointError(f"{path}: not a readable PPO checkpoint ({type(e).__name__}: {_first_line(e, 200)})") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
         raise CheckpointError(f"{path}: not a cardzoo PPO checkpoint (format {found!r}, expected {CHECKPOINT_FORMAT!r})")
@@ -98,8 +102,7 @@ class PPOAgent(Agent):
         try:
             net.load_state_dict(ckpt["model"])
         except (RuntimeError, TypeError, AttributeError) as e:
-            first_line = (str(e).splitlines() or [""])[0][:300]
-            raise CheckpointError(f"{path}: weights do not fit the network ({first_line})") from None
+            raise CheckpointError(f"{path}: weights do not fit the network ({_first_line(e, 300)})") from None
         net.eval()
         agent = cls(ckpt["game"], ckpt["num_players"], seed, greedy=greedy)
         agent.net, agent.path = net, path

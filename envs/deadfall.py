@@ -431,9 +431,7 @@ class Deadfall(Engine):
         return obs
 
     def state(self) -> np.ndarray:
-        aside = [0] * NUM_RANKS
-        for r in self.set_aside:
-            aside[r - 1] += 1
+        aside = kind_counts(self.set_aside, NUM_RANKS + 1)[1:]  # a card id is its rank
         n, table = self.num_players, self._table
         hands = table[: NUM_RANKS * n]
         picks = table[self._at_pick[0] : self._at_pick[0] + n]

@@ -239,7 +239,7 @@ def gae(rewards, values, dones, next_index, gamma: float, lam: float):
 
 
 # ---------------------------------------------------------------- imitation warm start
-def imitate(agent: ActorCritic, optimizer, workers, args: Args, bar=None) -> dict:
+def imitate(agent: ActorCritic, optimizer, workers, args: Args, bar=None) -> int:
     """Behaviour cloning: fit the policy to the heuristic's decisions and the critic to its returns.
 
     From scratch, a learner seat facing three heuristics almost never wins a
@@ -275,10 +275,9 @@ def imitate(agent: ActorCritic, optimizer, workers, args: Args, bar=None) -> dic
             optimizer.step()
     with torch.no_grad():
         agree = (agent.masked_logits(obs, masks).argmax(-1) == actions).float().mean().item()
-    result = {"decisions": n, "env_steps": data["env_steps"], "agreement": agree, "value_loss": value_loss.item()}
     message = f"imitation: {n} heuristic decisions, the policy's top action agrees on {agree:.1%}"
     (bar.write if bar is not None else print)(message)
-    return result
+    return data["env_steps"]
 
 
 # ---------------------------------------------------------------- checkpoints
@@ -362,11 +361,11 @@ def main(args: Args) -> ActorCritic:
     t_start = time.time()
     try:
         if args.imitation_steps and not args.resume:
-            imitation = imitate(agent, optimizer, workers, args, bar)
-            global_step += imitation["env_steps"]  # heuristic play counts in the training budget
+            imitation_steps = imitate(agent, optimizer, workers, args, bar)
+            global_step += imitation_steps  # heuristic play counts in the training budget
             if bar is not None:
-                bar.total += imitation["env_steps"]
-                bar.update(imitation["env_steps"])
+                bar.total += imitation_steps
+                bar.update(imitation_steps)
             pool = [{k: v.clone() for k, v in agent.state_dict().items()}]  # the imitator is the first snapshot
         for update in range(start_update, num_updates + 1):
             t0 = time.time()

@@ -266,10 +266,8 @@ class RolloutWorker:
             controllers, label = (["teacher"] * self.n, "teacher") if teacher else self._controllers(rng, len(pool))
             scripted = {}
             for seat, c in enumerate(controllers):
-                if c == "teacher":
-                    scripted[seat] = self._scripted("heuristic", int(rng.integers(2**31)))
-                elif c in ("heuristic", "random"):
-                    scripted[seat] = self._scripted(c, int(rng.integers(2**31)))
+                if c in ("heuristic", "random", "teacher"):  # the teacher is the heuristic, recorded
+                    scripted[seat] = self._scripted("heuristic" if c == "teacher" else c, int(rng.integers(2**31)))
             t.start(int(rng.integers(2**31)), controllers, label, scripted)
 
         share = num_steps / len(tables)  # env steps per table
@@ -346,7 +344,7 @@ class RolloutWorker:
                     t, (agent, seat, view, x) = live[i], views[i]
                     a = t.scripted[seat].act(view)
                     crit = critic_input(t.env, agent, x, self.critic) if self.critic == "global" else None
-                    k = buf.add(np.array(x), view["action_mask"].astype(bool), crit, a, 0.0, 0.0)
+                    k = buf.add(x, view["action_mask"].astype(bool), crit, a, 0.0, 0.0)  # x is a fresh array
                     t.decided(seat, k, buf)
                     actions[i] = a
             elif isinstance(key, int):  # a frozen snapshot

@@ -46,7 +46,7 @@ from envs.not_your_mas_jong import (
 )
 
 # Which other two cards each set steal takes from the hand, as offsets from the discard.
-_STEAL_FROM_HAND = {
+STEAL_FROM_HAND = {
     A_STEAL_IDENTICAL: (0, 0),
     A_STEAL_LOWEST: (1, 2),
     A_STEAL_MIDDLE: (-1, 1),
@@ -78,23 +78,51 @@ def acceptance(hand: list[int], locked_sets: int, distance: int, unseen) -> int:
     return total
 
 
+def read_view(obs: np.ndarray, num_players: int) -> tuple[list[int], int, np.ndarray, list[int]]:
+    """From a seat's observation: its concealed hand, its locked sets, the copies of each card
+    type seen face up (every discard pile and locked set), and the copies still unseen."""
+    hand = [int(x) for x in obs[OBS_HAND : OBS_HAND + NUM_TYPES]]
+    blocks = obs[OBS_SEATS:].reshape(num_players, SEAT_BLOCK)
+    locked_sets = int(blocks[0, SEAT_LOCKED : SEAT_LOCKED + NUM_TYPES].sum()) // 3
+    seen = blocks[:, SEAT_DISCARDS : SEAT_DISCARDS + NUM_TYPES].sum(axis=0)
+    seen = seen + blocks[:, SEAT_LOCKED : SEAT_LOCKED + NUM_TYPES].sum(axis=0)
+    unseen = [max(0, COPIES - hand[k] - int(seen[k])) for k in range(NUM_TYPES)]
+    return hand, locked_sets, seen, unseen
+
+
+def distance_after_steal(hand: list[int], locked_sets: int, card: int, offsets: tuple[int, int]) -> int | None:
+    """Distance after a set steal of `card` (taking the two cards at `offsets` from the hand)
+    and the best discard that follows; None when the hand lacks those two cards."""
+    rank = card % 5
+    if not all(0 <= rank + o < 5 for o in offsets):
+        return None
+    after = list(hand)
+    for o in offsets:
+        after[card + o] -= 1
+    if min(after) < 0 or not any(after):
+        return None
+    best = None
+    for k in range(NUM_TYPES):
+        if after[k]:
+            after[k] -= 1
+            d = hand_distance(tuple(after), locked_sets + 1)
+            after[k] += 1
+            best = d if best is None else min(best, d)
+    return best
+
+
 class NotYourMasJongHeuristic(Agent):
     name = "heuristic"
 
     def act(self, observation: dict) -> int:
         obs = observation["observation"]
         legal = self.legal_actions(observation)
-        hand = [int(x) for x in obs[OBS_HAND : OBS_HAND + NUM_TYPES]]
-        blocks = obs[OBS_SEATS:].reshape(self.num_players, SEAT_BLOCK)
-        locked_sets = int(blocks[0, SEAT_LOCKED : SEAT_LOCKED + NUM_TYPES].sum()) // 3
-        seen = blocks[:, SEAT_DISCARDS : SEAT_DISCARDS + NUM_TYPES].sum(axis=0)
-        seen = seen + blocks[:, SEAT_LOCKED : SEAT_LOCKED + NUM_TYPES].sum(axis=0)
-        unseen = [max(0, COPIES - hand[k] - int(seen[k])) for k in range(NUM_TYPES)]
+        hand, locked_sets, seen, unseen = read_view(obs, self.num_players)
         if obs[OBS_PHASE] == 1:
             card = int(np.argmax(obs[OBS_DISCARD : OBS_DISCARD + NUM_TYPES]))
             if A_STEAL_WIN in legal:
                 return A_STEAL_WIN
-            return self._steal_or_pass(hand, locked_sets, card, legal, unseen)
+            return self._steal_or_pass(hand, locked_sets, card, legal)
         return self._best_discard(hand, locked_sets, legal, unseen, seen)[0]
 
     # -- discarding ------------------------------------------------------------------
@@ -114,30 +142,21 @@ class NotYourMasJongHeuristic(Agent):
         best = None
         for k in closest:
             hand[k] -= 1
-            key = (-self._acceptance(hand, locked_sets, d, unseen), -int(seen[k]), k)
+            key = (-acceptance(hand, locked_sets, d, unseen), -int(seen[k]), k)
             hand[k] += 1
             if best is None or key < best[0]:
                 best = (key, k)
         return best[1], d
 
-    def _acceptance(self, hand, locked_sets, distance, unseen) -> int:
-        return acceptance(hand, locked_sets, distance, unseen)
-
     # -- stealing ------------------------------------------------------------------
-    def _steal_or_pass(self, hand, locked_sets, card, legal, unseen) -> int:
+    def _steal_or_pass(self, hand, locked_sets, card, legal) -> int:
         # Passing keeps the hand as it is (one card short of a full turn).
         best_action, best_distance = A_PASS, hand_distance(tuple(hand), locked_sets)
         for a in legal:
             a = int(a)
-            if a not in _STEAL_FROM_HAND:
+            if a not in STEAL_FROM_HAND:
                 continue
-            after = list(hand)
-            for offset in _STEAL_FROM_HAND[a]:
-                after[card + offset] -= 1
-            options = [k for k in range(NUM_TYPES) if after[k]]
-            if not options:
-                continue
-            _, d = self._best_discard(after, locked_sets + 1, options, unseen, [0] * NUM_TYPES)
-            if d < best_distance:
+            d = distance_after_steal(hand, locked_sets, card, STEAL_FROM_HAND[a])
+            if d is not None and d < best_distance:
                 best_action, best_distance = a, d
         return best_action
