@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.heuristic import heuristic_class
 from agents.heuristic.not_your_mas_jong import STEAL_FROM_HAND, acceptance, distance_after_steal, hand_distance, read_view
 from envs import not_your_mas_jong as mj
 
@@ -79,3 +80,22 @@ def featurizer(game: str, num_players: int):
         raise ValueError(f"no hand-made features for {game!r}; games with features: {', '.join(FEATURES)}")
     fn = FEATURES[game][1]
     return lambda obs: np.concatenate([obs, fn(obs, num_players)]).astype(np.float32, copy=False)
+
+
+def hinter(game: str, num_players: int):
+    """(obs, mask) -> one-hot of the move the game's heuristic would play here (`train.ppo --hint`).
+
+    A hint, not a rule: the network may follow it or learn where to deviate
+    ("residual" learning on top of a hand-written policy). The heuristic reads
+    only the seat's own observation and mask, and every heuristic is
+    deterministic, so the hint reveals nothing the seat does not know and the
+    same view always gives the same hint.
+    """
+    heuristic = heuristic_class(game)(game, num_players, seed=0)
+
+    def hint(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(mask), np.float32)
+        out[heuristic.act({"observation": obs, "action_mask": mask})] = 1.0
+        return out
+
+    return hint

@@ -97,8 +97,8 @@ class PPOAgent(Agent):
                     f"{path}: {key.replace('_', ' ')} {ckpt[key]} in the checkpoint, but {ckpt['game']} "
                     f"with {ckpt['num_players']} players has {now} (the env changed since training; retrain)"
                 )
-        features = bool(ckpt.get("features", False))
-        net = ActorCritic(input_size(engine, features), ckpt["num_actions"], ckpt["critic_size"], ckpt["hidden"])
+        features, hint = bool(ckpt.get("features", False)), bool(ckpt.get("hint", False))
+        net = ActorCritic(input_size(engine, features, hint), ckpt["num_actions"], ckpt["critic_size"], ckpt["hidden"])
         try:
             net.load_state_dict(ckpt["model"])
         except (RuntimeError, TypeError, AttributeError) as e:
@@ -106,7 +106,7 @@ class PPOAgent(Agent):
         net.eval()
         agent = cls(ckpt["game"], ckpt["num_players"], seed, greedy=greedy)
         agent.net, agent.path = net, path
-        agent._to_input = policy_input(ckpt["game"], ckpt["num_players"], features)
+        agent._to_input = policy_input(ckpt["game"], ckpt["num_players"], features, hint)
         agent._obs_size = int(ckpt["obs_size"])
         # act() runs the actor in numpy: for one observation at a time that is ~10x faster than torch.
         agent._mean, agent._std = net.obs_mean.numpy().copy(), net.obs_std.numpy().copy()
@@ -136,7 +136,7 @@ class PPOAgent(Agent):
         obs = np.asarray(observation["observation"], np.float32)
         if obs.shape != (self._obs_size,):
             raise ValueError(f"{self.path}: observation has shape {obs.shape}, the policy expects ({self._obs_size},)")
-        x = (self._to_input(obs) - self._mean) / self._std
+        x = (self._to_input(obs, observation["action_mask"]) - self._mean) / self._std
         for i, (w, b) in enumerate(self._layers):
             x = x @ w + b
             if i < len(self._layers) - 1:

@@ -67,6 +67,7 @@ class Args:
     seed: int = field(default=1, metadata={"help": "seed for everything (runs are reproducible on CPU)"})
     critic: str = field(default="plain", metadata={"help": "plain: value sees the observation; global: also env.state()", "choices": ("plain", "global")})
     features: bool = field(default=False, metadata={"help": "the network also reads the game's hand-made features (agents/features.py)"})
+    hint: bool = field(default=False, metadata={"help": "the network also reads the heuristic's move for its view, one-hot (agents.features.hinter)"})
     # rollouts
     num_workers: int = field(default=2, metadata={"help": "rollout processes (0: collect in this process)"})
     num_envs: int = field(default=64, metadata={"help": "tables played side by side in each worker"})
@@ -292,6 +293,7 @@ def checkpoint_dict(agent: ActorCritic, args: Args, meta: dict, optimizer=None) 
         "num_actions": int(probe.game.num_actions),
         "critic": args.critic,
         "features": bool(args.features),  # the policy's input is obs + agents.features for the game
+        "hint": bool(args.hint),  # ... + a one-hot of the heuristic's move
         "critic_size": int(agent.critic_mean.numel()),
         "hidden": args.hidden,
         "model": agent.state_dict(),
@@ -317,9 +319,10 @@ def main(args: Args) -> ActorCritic:
     torch.set_num_threads(args.torch_threads)
 
     # Fixed normalisation, measured once on random play (seeded, so reproducible).
-    scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=args.scale_games, features=args.features)
+    scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=args.scale_games, features=args.features,
+                            hint=args.hint)
     probe = envs.make_raw(args.game, num_players=args.players)
-    agent = ActorCritic(input_size(probe.game, args.features), probe.game.num_actions, scales["critic_mean"].size, args.hidden)
+    agent = ActorCritic(input_size(probe.game, args.features, args.hint), probe.game.num_actions, scales["critic_mean"].size, args.hidden)
     with torch.no_grad():
         for name in ("obs_mean", "obs_std", "critic_mean", "critic_std"):
             getattr(agent, name).copy_(torch.as_tensor(scales[name]))

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 import envs
-from agents.features import feature_size, featurizer
+from agents.features import feature_size, featurizer, hinter
 
 
 def critic_input(env, agent: str, obs: np.ndarray, critic: str) -> np.ndarray:
@@ -35,22 +35,28 @@ def critic_input(env, agent: str, obs: np.ndarray, critic: str) -> np.ndarray:
     return np.concatenate([obs, env.state(), seat])
 
 
-def critic_size(engine, critic: str, features: bool = False) -> int:
-    size = input_size(engine, features)
+def critic_size(engine, critic: str, features: bool = False, hint: bool = False) -> int:
+    size = input_size(engine, features, hint)
     return size if critic == "plain" else size + engine.state_size + engine.num_players
 
 
-def input_size(engine, features: bool) -> int:
-    """What the policy reads: the observation, plus the game's hand-made features with --features."""
-    return engine.obs_size + (feature_size(engine.game_name) if features else 0)
+def input_size(engine, features: bool, hint: bool = False) -> int:
+    """What the policy reads: the observation, plus the game's hand-made features with --features,
+    plus a one-hot of the heuristic's move with --hint."""
+    return engine.obs_size + (feature_size(engine.game_name) if features else 0) + (engine.num_actions if hint else 0)
 
 
-def policy_input(game: str, num_players: int, features: bool):
-    """obs -> the policy's input vector (the observation itself without --features)."""
-    return featurizer(game, num_players) if features else (lambda obs: obs)
+def policy_input(game: str, num_players: int, features: bool, hint: bool = False):
+    """(obs, mask) -> the policy's input vector (the observation itself without --features and --hint)."""
+    with_features = featurizer(game, num_players) if features else (lambda obs: obs)
+    if not hint:
+        return lambda obs, mask: with_features(obs)
+    heuristic_move = hinter(game, num_players)
+    return lambda obs, mask: np.concatenate([with_features(obs), heuristic_move(obs, mask)])
 
 
-def measure_scales(game: str, num_players: int, critic: str, seed: int, games: int = 40, features: bool = False) -> dict:
+def measure_scales(game: str, num_players: int, critic: str, seed: int, games: int = 40, features: bool = False,
+                   hint: bool = False) -> dict:
     """Per-feature mean/std of observations (and critic inputs) and a reward scale, from random play.
 
     Observations are raw counts and totals (a running total up to 101, scores
@@ -58,7 +64,7 @@ def measure_scales(game: str, num_players: int, critic: str, seed: int, games: i
     scale is 1 / std of a seat's return in a random game.
     """
     env = envs.make_raw(game, num_players=num_players)
-    to_input = policy_input(game, num_players, features)
+    to_input = policy_input(game, num_players, features, hint)
     rng = np.random.default_rng([seed, 7])
     obs_rows, critic_rows, returns = [], [], []
     for g in range(games):
@@ -70,7 +76,7 @@ def measure_scales(game: str, num_players: int, critic: str, seed: int, games: i
                 env.step(None)
                 continue
             o = env.observe(agent)
-            x = to_input(o["observation"])
+            x = to_input(o["observation"], o["action_mask"])
             obs_rows.append(x)
             critic_rows.append(critic_input(env, agent, x, critic))
             legal = np.flatnonzero(o["action_mask"])
@@ -210,10 +216,10 @@ class RolloutWorker:
         self.reward_scale = reward_scale
         self.envs = [envs.make_raw(self.game, num_players=self.n) for _ in range(num_envs)]
         g = self.envs[0].game
-        features = args.get("features", False)
-        self.obs_size, self.num_actions = input_size(g, features), g.num_actions  # the policy's input size
-        self.critic_size = critic_size(g, self.critic, features)
-        self.to_input = policy_input(self.game, self.n, features)
+        features, hint = args.get("features", False), args.get("hint", False)
+        self.obs_size, self.num_actions = input_size(g, features, hint), g.num_actions  # the policy's input size
+        self.critic_size = critic_size(g, self.critic, features, hint)
+        self.to_input = policy_input(self.game, self.n, features, hint)
         make = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, args["hidden"])
         self.make_net = make
         self.net = make()
@@ -316,8 +322,8 @@ class RolloutWorker:
             seat = t.env.possible_agents.index(agent)
             view = t.env.observe(agent)
             c = t.controllers[seat]
-            # Scripted agents read the observation dict; networks read the input vector (+ features).
-            x = None if c in ("heuristic", "random") else self.to_input(view["observation"])
+            # Scripted agents read the observation dict; networks read the input vector (+ features, hint).
+            x = None if c in ("heuristic", "random") else self.to_input(view["observation"], view["action_mask"])
             views.append((agent, seat, view, x))
             groups[c if isinstance(c, str) else c[1]].append(i)
         actions = [0] * len(live)
