@@ -404,6 +404,8 @@ def test_shipped_checkpoints(path: Path):
         (["--imitation-steps", "-5"], "--imitation-steps must be 0 or more"),
         (["--imitation-smoothing", "1.5"], "--imitation-smoothing must be in [0, 1)"),
         (["--self-play", "0.9", "--vs-random", "0.5"], "sum to at most 1"),
+        (["--run-name", "/tmp/elsewhere"], "--run-name is a folder name inside --run-dir"),
+        (["--run-name", "a/b"], "--run-name is a folder name inside --run-dir"),
     ],
 )
 def test_bad_arguments_get_clear_errors(argv, message, capsys):

@@ -143,10 +143,12 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--imitation-smoothing must be in [0, 1), got {args.imitation_smoothing}")
     if args.imitation_steps < 0:
         raise ValueError(f"--imitation-steps must be 0 or more, got {args.imitation_steps}")
-    if args.imitation_steps:
+    if args.run_name and (os.path.isabs(args.run_name) or os.sep in args.run_name or args.run_name in (".", "..")):
+        raise ValueError(f"--run-name is a folder name inside --run-dir, not a path: got {args.run_name!r}")
+    if args.imitation_steps or args.hint:
         from agents.heuristic import heuristic_class
 
-        heuristic_class(args.game)  # ValueError when the game has no heuristic to imitate
+        heuristic_class(args.game)  # ValueError when the game has no heuristic to imitate or hint with
     for name in ("steps", "imitation_epochs", "num_envs", "torch_threads", "rollout_steps", "num_minibatches", "update_epochs", "hidden", "checkpoint_every", "pool_size", "scale_games"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
