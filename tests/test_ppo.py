@@ -63,6 +63,7 @@ class ScriptedEnv:
     def __init__(self, script):
         self.possible_agents = ["player_0", "player_1", "player_2"]
         self.script = script
+        self.final = {"player_0": 1, "player_1": 3, "player_2": 2}  # final ranks
 
     def reset(self, seed=None):
         self.agents = list(self.possible_agents)
@@ -88,12 +89,12 @@ class ScriptedEnv:
         if step["next"] is None:  # game over
             for a in self.agents:
                 self.terminations[a] = True
-            self.infos = {a: {"final_ranks": {"player_0": 1, "player_1": 3, "player_2": 2}} for a in self.agents}
+            self.infos = {a: {"final_ranks": self.final} for a in self.agents}
         live = [a for a in self.agents if self.terminations[a]]
         self.agent_selection = live[0] if live else step["next"]
 
 
-def test_rewards_reach_the_right_seat_whoever_acts():
+def play_script(win_bonus: float = 0.0):
     # player_0 and player_1 are learner seats; player_2 is an opponent.
     script = [
         {"next": "player_1"},  # p0 acts (transition A)
@@ -102,7 +103,7 @@ def test_rewards_reach_the_right_seat_whoever_acts():
         {"next": None, "rewards": {"player_0": 3.0, "player_2": -3.0}},  # p0 acts again (C), game over
     ]
     env = ScriptedEnv(script)
-    table, buf = Table(env), Buffer()
+    table, buf = Table(env, win_bonus), Buffer()
     table.start(0, ["learner", "learner", "random"], "test", {})
     transitions = {}
     while table.advance(buf):
@@ -114,12 +115,32 @@ def test_rewards_reach_the_right_seat_whoever_acts():
             transitions.setdefault(agent, []).append(k)
         env.step(0)
         table.add_rewards(buf, scale=1.0)
+    return table, buf, transitions
+
+
+def test_rewards_reach_the_right_seat_whoever_acts():
+    table, buf, transitions = play_script()
     assert transitions == {"player_0": [0, 2], "player_1": [1]}
     # A collects the round loss that came on p1's turn, then +1 on p2's turn; C collects the end.
     assert buf.rewards == [-1.0 + 1.0, 0.5 - 2.0, 3.0]
     assert buf.next_index[0] == 2 and buf.dones == [False, True, True]  # p1's stream ends at its elimination
     assert table.returns == [3.0, -1.5, -1.5]
     assert table.final_ranks() == [1, 3, 2]
+
+
+def test_win_bonus_goes_to_the_first_place_seat_only():
+    _, buf, _ = play_script(win_bonus=2.5)
+    assert buf.rewards == [0.0, -1.5, 3.0 + 2.5]  # p0 finished first; p1's closed stream is untouched
+    env = ScriptedEnv([{"next": "player_1"}, {"next": None, "rewards": {"player_0": 1.0, "player_1": 1.0}}])
+    env.final = {"player_0": 1, "player_1": 1, "player_2": 3}  # a tie for first shares the bonus
+    table, buf = Table(env, 4.0), Buffer()
+    table.start(0, ["learner", "learner", "random"], "tie", {})
+    while table.advance(buf):
+        seat = env.possible_agents.index(env.agent_selection)
+        table.decided(seat, buf.add(np.zeros(1), np.ones(1, bool), None, 0, 0.0, 0.0), buf)
+        env.step(0)
+        table.add_rewards(buf, scale=1.0)
+    assert buf.rewards == [1.0 + 2.0, 1.0 + 2.0]
 
 
 def test_gae_follows_each_seat_stream():
@@ -404,6 +425,7 @@ def test_shipped_checkpoints(path: Path):
         (["--imitation-steps", "-5"], "--imitation-steps must be 0 or more"),
         (["--imitation-smoothing", "1.5"], "--imitation-smoothing must be in [0, 1)"),
         (["--self-play", "0.9", "--vs-random", "0.5"], "sum to at most 1"),
+        (["--win-bonus", "-1"], "--win-bonus must be 0 or more"),
         (["--run-name", "/tmp/elsewhere"], "--run-name is a folder name inside --run-dir"),
         (["--run-name", "a/b"], "--run-name is a folder name inside --run-dir"),
     ],

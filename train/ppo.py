@@ -67,6 +67,7 @@ class Args:
     seed: int = field(default=1, metadata={"help": "seed for everything (runs are reproducible on CPU)"})
     critic: str = field(default="plain", metadata={"help": "plain: value sees the observation; global: also env.state()", "choices": ("plain", "global")})
     features: bool = field(default=False, metadata={"help": "the network also reads the game's hand-made features (agents/features.py)"})
+    win_bonus: float = field(default=0.0, metadata={"help": "extra reward, in the game's own score units, for finishing first (ties share it); 0: the env's rewards only"})
     hint: bool = field(default=False, metadata={"help": "the network also reads the heuristic's move for its view, one-hot (agents.features.hinter)"})
     # rollouts
     num_workers: int = field(default=2, metadata={"help": "rollout processes (0: collect in this process)"})
@@ -139,6 +140,8 @@ def check_args(args: Args) -> None:
     envs.make_raw(args.game, num_players=args.players)  # ValueError names the valid player range
     if args.features:
         featurizer(args.game, args.players)  # ValueError names the games that have features
+    if not 0 <= args.win_bonus < float("inf"):
+        raise ValueError(f"--win-bonus must be 0 or more, got {args.win_bonus}")
     if not 0 <= args.imitation_smoothing < 1:
         raise ValueError(f"--imitation-smoothing must be in [0, 1), got {args.imitation_smoothing}")
     if args.imitation_steps < 0:

@@ -141,8 +141,9 @@ class Buffer:
 class Table:
     """One game in the batch: who controls each seat, and each learner seat's open transition."""
 
-    def __init__(self, env) -> None:
+    def __init__(self, env, win_bonus: float = 0.0) -> None:
         self.env = env
+        self.win_bonus = win_bonus  # already multiplied by the reward scale
         self.controllers: list = []
         self.label = ""
         self.open: list[int] = []
@@ -177,6 +178,8 @@ class Table:
         env = self.env
         while True:
             if not env.agents or all(env.terminations.values()):
+                if self.win_bonus:
+                    self.reward_first_place(buf)
                 for seat in range(len(self.open)):
                     self.close(seat, buf)
                 return False
@@ -195,6 +198,16 @@ class Table:
                 self.returns[seat] += r
                 if self.open[seat] >= 0:
                     buf.rewards[self.open[seat]] += r * scale
+
+    def reward_first_place(self, buf: Buffer) -> None:
+        """--win-bonus: the seat that finishes first gets a last reward (tied firsts share it).
+        A seat still open at the end is the only kind that can be first: eliminated seats
+        finish last, and their streams closed when they left."""
+        ranks = self.final_ranks()
+        firsts = ranks.count(1)
+        for seat, rank in enumerate(ranks):
+            if rank == 1 and self.open[seat] >= 0:
+                buf.rewards[self.open[seat]] += self.win_bonus / firsts
 
     def final_ranks(self) -> list[int]:
         env = self.env
@@ -266,7 +279,7 @@ class RolloutWorker:
         buf = Buffer()
         episodes = defaultdict(list)
         steps = 0
-        tables = [Table(env) for env in self.envs]
+        tables = [Table(env, self.args.get("win_bonus", 0.0) * self.reward_scale) for env in self.envs]
 
         def start(t: Table) -> None:
             controllers, label = (["teacher"] * self.n, "teacher") if teacher else self._controllers(rng, len(pool))
