@@ -29,6 +29,9 @@ What is special about card games, and where it is handled:
   inside the network (and so inside every checkpoint). Rewards are scaled by
   one fixed number measured the same way, so one set of hyper-parameters
   fits games whose scores differ by orders of magnitude.
+* The env's rewards are chips and tokens, but a 4-player game is won by
+  finishing first. `--win-bonus B` adds B (in score units) to the first
+  seat's last transition when a game ends, so the return also counts wins.
 
 Rollouts (whole games, many tables side by side, one forward pass for all
 waiting decisions, worker processes) live in `train/rollout.py`.
