@@ -41,11 +41,9 @@ def mas_jong_features(obs: np.ndarray, num_players: int) -> np.ndarray:
     hand, locked, _, unseen = read_view(obs, num_players)
     out = np.full(81, _FAR, np.float32)
     out[0] = hand_distance(tuple(hand), locked)
-    for k in range(n_types):
-        if hand[k]:
-            hand[k] -= 1
-            out[1 + k] = hand_distance(tuple(hand), locked)
-            hand[k] += 1
+    for k, d in enumerate(mj.shanten_each(hand, locked, -1)):
+        if d is not None:
+            out[1 + k] = d
     out[30] = 0.0
     if obs[mj.OBS_PHASE] == 1:
         card = int(np.argmax(obs[mj.OBS_DISCARD : mj.OBS_DISCARD + n_types]))

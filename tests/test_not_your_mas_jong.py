@@ -27,6 +27,7 @@ from envs.not_your_mas_jong import (
     is_complete_concealed,
     parse_card,
     shanten,
+    shanten_each,
 )
 from tests.helpers import GOLDEN, load, play_random_game, record_transcript, replay
 
@@ -269,6 +270,26 @@ def test_shanten_is_zero_exactly_for_complete_hands_and_one_for_one_away():
         counts[out] -= 1
         # ten cards one short of complete: exactly one draw away
         assert shanten(counts) == 1
+
+
+def test_shanten_each_is_shanten_of_every_one_card_change():
+    # shanten_each combines the four unchanged suits once per suit; it must equal
+    # shanten of each changed hand computed from scratch.
+    rnd = random.Random(9)
+    for _ in range(400):
+        counts = [0] * NUM_TYPES
+        for card in rnd.sample(range(3 * NUM_TYPES), rnd.randint(2, 14)):
+            counts[card // 3] += 1
+        locked = rnd.randint(0, 3)
+        for change in (+1, -1):
+            each = shanten_each(counts, locked, change)
+            for k in range(NUM_TYPES):
+                if not 0 <= counts[k] + change <= 3:
+                    assert each[k] is None
+                    continue
+                changed = list(counts)
+                changed[k] += change
+                assert each[k] == shanten(changed, locked), (counts, locked, k, change)
 
 
 # -- winning by draw and the payments ---------------------------------------------------

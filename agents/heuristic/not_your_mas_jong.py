@@ -43,6 +43,7 @@ from envs.not_your_mas_jong import (
     SEAT_DISCARDS,
     SEAT_LOCKED,
     shanten,
+    shanten_each,
 )
 
 # Which other two cards each set steal takes from the hand, as offsets from the discard.
@@ -62,20 +63,8 @@ def hand_distance(counts: tuple[int, ...], locked_sets: int) -> int:
 
 def acceptance(hand: list[int], locked_sets: int, distance: int, unseen) -> int:
     """Unseen copies of the card types whose draw would lower the hand's distance."""
-    total = 0
-    for t in range(NUM_TYPES):
-        if not unseen[t] or hand[t] >= COPIES:
-            continue
-        # A card with no copy or suit neighbour within two ranks in hand forms no block.
-        r = t % 5
-        lo, hi = t - min(r, 2), t + min(4 - r, 2)
-        if not any(hand[lo : hi + 1]):
-            continue
-        hand[t] += 1
-        if hand_distance(tuple(hand), locked_sets) < distance:
-            total += unseen[t]
-        hand[t] -= 1
-    return total
+    after_draw = shanten_each(hand, locked_sets, +1)
+    return sum(unseen[t] for t, d in enumerate(after_draw) if unseen[t] and d is not None and d < distance)
 
 
 def read_view(obs: np.ndarray, num_players: int) -> tuple[list[int], int, np.ndarray, list[int]]:
@@ -101,14 +90,7 @@ def distance_after_steal(hand: list[int], locked_sets: int, card: int, offsets: 
         after[card + o] -= 1
     if min(after) < 0 or not any(after):
         return None
-    best = None
-    for k in range(NUM_TYPES):
-        if after[k]:
-            after[k] -= 1
-            d = hand_distance(tuple(after), locked_sets + 1)
-            after[k] += 1
-            best = d if best is None else min(best, d)
-    return best
+    return min(d for d in shanten_each(after, locked_sets + 1, -1) if d is not None)
 
 
 class NotYourMasJongHeuristic(Agent):
@@ -128,13 +110,8 @@ class NotYourMasJongHeuristic(Agent):
     # -- discarding ------------------------------------------------------------------
     def _best_discard(self, hand, locked_sets, legal, unseen, seen):
         """(action, distance) of the discard that keeps the hand closest to complete."""
-        distances = {}
-        for k in legal:
-            k = int(k)
-            if k < NUM_TYPES:
-                hand[k] -= 1
-                distances[k] = hand_distance(tuple(hand), locked_sets)
-                hand[k] += 1
+        after_discard = shanten_each(hand, locked_sets, -1)
+        distances = {int(k): after_discard[k] for k in legal if k < NUM_TYPES}
         d = min(distances.values())
         closest = [k for k, dk in distances.items() if dk == d]
         if len(closest) == 1:
