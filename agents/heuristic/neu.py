@@ -63,11 +63,23 @@ class NeuHeuristic(Agent):
         obs = observation["observation"]
         legal = self.legal_actions(observation)
         n = self.num_players
-        hand = obs[HAND:PLAYED].astype(int)
-        unseen = np.maximum(np.array(COPIES) - hand - obs[PLAYED:TOTAL].astype(int), 0)
+        # Python ints, not numpy scalars: this loop runs for every move of every heuristic seat.
+        hand = [int(x) for x in obs[HAND:PLAYED]]
+        played = obs[PLAYED:TOTAL]
+        unseen = [max(COPIES[k] - hand[k] - int(played[k]), 0) for k in range(NUM_KINDS)]
         total, direction, owed = int(obs[TOTAL]), int(obs[DIRECTION]), int(obs[OWED])
         seats = obs[SEATS:].reshape(n, 5)
         in_game = seats[:, 1] > 0
+        u_all = sum(unseen)
+        playable_cache: dict[tuple[int, int], tuple[list[int], int]] = {}
+
+        def playable(t: int, o: int) -> tuple[list[int], int]:
+            """The card kinds playable at total t (o plays owed), and how many unseen cards are not;
+            asked many times per move, so computed once per (t, o)."""
+            if (t, o) not in playable_cache:
+                kinds = [k for k in range(NUM_KINDS) if not _illegal(k, t, o)]
+                playable_cache[t, o] = kinds, u_all - sum(unseen[k] for k in kinds)
+            return playable_cache[t, o]
 
         def next_from(r: int, d: int) -> int:
             s = (r + d) % n
@@ -78,27 +90,26 @@ class NeuHeuristic(Agent):
         def stuck_chance(seat: int, t: int, o: int) -> float:
             """P(the hidden hand of relative `seat` has no legal card)."""
             h = int(seats[seat, 2])
-            bad = sum(int(unseen[k]) for k in range(NUM_KINDS) if _illegal(k, t, o))
-            u = int(unseen.sum())
             if h == 0:
                 return 1.0
-            if u < h:
+            if u_all < h:
                 return 0.0
-            return comb(bad, h) / comb(u, h)
+            return comb(playable(t, o)[1], h) / comb(u_all, h)
 
-        u = max(int(unseen.sum()), 1)
+        u = max(u_all, 1)
 
-        def my_stuck(rest: np.ndarray, t: int, o: int) -> float:
+        def my_stuck(rest: list[int], t: int, o: int) -> float:
             """P(my remaining cards plus one unknown draw are all unplayable at t)."""
-            if any(rest[k] and not _illegal(k, t, o) for k in range(NUM_KINDS)):
+            kinds, unseen_unplayable = playable(t, o)
+            if any(rest[k] for k in kinds):
                 return 0.0
-            return sum(int(unseen[k]) for k in range(NUM_KINDS) if _illegal(k, t, o)) / u
+            return unseen_unplayable / u
 
         best, best_score = int(legal[0]), -np.inf
         for a in legal:
             a = int(a)
             kind = SHOT if a >= A_SHOT else KIND_OF_ACTION.get(a, a)
-            rest = hand.copy()
+            rest = list(hand)
             rest[kind] -= 1
             t = total
             if kind <= 12:
@@ -117,7 +128,7 @@ class NeuHeuristic(Agent):
                 target = next_from(0, direction)
                 attack = stuck_chance(target, t, 2 if kind == DOUBLE else 1)
                 now = 0.0
-            future = np.mean([my_stuck(rest, min(101, t + dt) if dt < 101 else 101, 1) for dt in HIGH_TOTALS])
+            future = sum(my_stuck(rest, min(101, t + dt) if dt < 101 else 101, 1) for dt in HIGH_TOTALS) / len(HIGH_TOTALS)
             score = ATTACK * attack - now - FUTURE_RISK * future
             if kind == SHOT:
                 # tie-break between targets: the chip leader, the main rival
