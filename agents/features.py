@@ -5,9 +5,11 @@ small MLP learns what it needs from that. Not Your Ma's Jong is different: the
 value of a discard hangs on a combinatorial question (how far is the hand from
 three sets and a pair, and which cards shorten that distance?), which the
 network would have to rediscover from sparse round wins. Mahjong programs
-(Suphx, and every shanten-based bot) hand their networks such features; here
-they are computed from the seat's own observation only, so they reveal
-nothing the seat does not already know.
+(Suphx, and every shanten-based bot) hand their networks such features. Neu's
+are the heuristic's own chances for each move (is the next player stuck, am I
+stuck later), which the heuristic adds up with fixed weights. All are computed
+from the seat's own observation (and, for Neu, its action mask) only, so they
+reveal nothing the seat does not already know.
 
 A checkpoint records whether it was trained with features; `PPOAgent` adds
 them when it acts, and training adds them everywhere an observation enters the
@@ -16,10 +18,13 @@ network (`train/rollout.py`).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from agents.heuristic import heuristic_class
 from agents.heuristic.not_your_mas_jong import STEAL_FROM_HAND, acceptance, distance_after_steal, hand_distance, read_view
+from envs import neu
 from envs import not_your_mas_jong as mj
 
 _FAR = 9  # distance reported for a discard or steal that is not possible (the worst hand is 8 away)
@@ -64,20 +69,45 @@ def mas_jong_features(obs: np.ndarray, num_players: int) -> np.ndarray:
             hand[k] += 1
     return out
 
-FEATURES = {"not_your_mas_jong": (81, mas_jong_features)}
+@lru_cache(maxsize=None)
+def _neu_heuristic(num_players: int):
+    from agents.heuristic.neu import NeuHeuristic  # deterministic: one instance serves every seat
+
+    return NeuHeuristic("neu", num_players)
 
 
-def feature_size(game: str) -> int:
-    """How many values `featurize` adds for this game (0: none)."""
-    return FEATURES[game][0] if game in FEATURES else 0
+def neu_features(obs: np.ndarray, mask: np.ndarray, num_players: int) -> np.ndarray:
+    """3 values per action, from the seat's own view: the Neu heuristic's hypergeometric chances
+    (attack: the player who must play next is stuck; now: I am stuck on my own second play;
+    future: I am stuck later, averaged over a few higher totals), 0 for illegal actions.
+
+    The heuristic adds them up with fixed weights; the network may weigh them by the
+    situation (chips left, who is next, which safe cards I hold)."""
+    out = np.zeros((len(mask), 3), np.float32)
+    for a, terms in _neu_heuristic(num_players).terms({"observation": obs, "action_mask": mask}).items():
+        out[a] = terms
+    return out.ravel()
+
+
+# game -> (feature count for a player count, function(obs, mask, num_players))
+FEATURES = {
+    "not_your_mas_jong": (lambda n: 81, lambda obs, mask, n: mas_jong_features(obs, n)),
+    "neu": (lambda n: 3 * (neu.A_SHOT + n - 1), neu_features),
+}
+
+
+def feature_size(game: str, num_players: int) -> int:
+    """How many values `featurizer` adds for this game and player count (0: none)."""
+    return FEATURES[game][0](num_players) if game in FEATURES else 0
 
 
 def featurizer(game: str, num_players: int):
-    """obs -> obs with the game's features appended (a float32 copy); ValueError for a game without features."""
+    """(obs, mask) -> obs with the game's features appended (a float32 copy); ValueError for a
+    game without features."""
     if game not in FEATURES:
         raise ValueError(f"no hand-made features for {game!r}; games with features: {', '.join(FEATURES)}")
     fn = FEATURES[game][1]
-    return lambda obs: np.concatenate([obs, fn(obs, num_players)]).astype(np.float32, copy=False)
+    return lambda obs, mask: np.concatenate([obs, fn(obs, mask, num_players)]).astype(np.float32, copy=False)
 
 
 def hinter(game: str, num_players: int):

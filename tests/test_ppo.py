@@ -305,7 +305,7 @@ def test_mas_jong_features_agree_with_shanten_and_the_heuristic():
             env.step(None)
             continue
         obs = o["observation"]
-        x = to_input(obs)
+        x = to_input(obs, o["action_mask"])
         f = x[obs.size :]
         assert np.array_equal(x[: obs.size], obs) and f.shape == (81,)
         hand = obs[OBS_HAND : OBS_HAND + NUM_TYPES].astype(int)
@@ -330,14 +330,49 @@ def test_mas_jong_features_agree_with_shanten_and_the_heuristic():
     assert discards > 50 and steals > 0
 
 
+def test_neu_features_are_the_heuristics_chances_for_each_legal_move():
+    from agents.features import featurizer
+    from agents.heuristic import neu as heuristic_neu
+    from envs.neu import A_SHOT, NUMBER_VALUES
+
+    env = envs.make_raw("neu", num_players=4)
+    teacher = make_agent("heuristic", "neu", 4, seed=0)
+    to_input = featurizer("neu", 4)
+    env.reset(seed=21)
+    decisions = 0
+    for agent in env.agent_iter(max_iter=400):
+        o, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        obs, mask = o["observation"], o["action_mask"]
+        x = to_input(obs, mask)
+        assert np.array_equal(x[: obs.size], obs)
+        f = x[obs.size :].reshape(len(mask), 3)
+        assert np.all(f[mask == 0] == 0) and np.all((0 <= f) & (f <= 1))
+        # The heuristic's own score, rebuilt from the features, picks the heuristic's move.
+        seats = obs[heuristic_neu.SEATS :].reshape(4, 5)
+        score = {}
+        for a in np.flatnonzero(mask):
+            attack, now, future = (float(v) for v in f[a])
+            score[a] = heuristic_neu.ATTACK * attack - now - heuristic_neu.FUTURE_RISK * future
+            score[a] += 1e-3 * float(seats[a - A_SHOT + 1, 0]) if a >= A_SHOT else 0.0
+            score[a] += 1e-4 * NUMBER_VALUES[a] if a <= 10 else 0.0
+        a = teacher.act(o)
+        assert score[a] >= max(score.values()) - 1e-6
+        decisions += 1
+        env.step(a)
+    assert decisions > 100
+
+
 def test_features_run_end_to_end_and_only_where_a_game_has_them(tmp_path):
     export = tmp_path / "mj.pt"
     main(tiny(tmp_path, run_name="f", game="not_your_mas_jong", players=3, features=True, export=str(export)))
     bot = PPOAgent.load(export, seed=0)
     assert bot.net.obs_mean.numel() == envs.make_raw("not_your_mas_jong", num_players=3).game.obs_size + 81
     play_one_game(bot, 3, game="not_your_mas_jong")
-    with pytest.raises(ValueError, match="no hand-made features for 'neu'"):
-        main(tiny(tmp_path, run_name="nf", features=True))
+    with pytest.raises(ValueError, match="no hand-made features for 'deadfall'"):
+        main(tiny(tmp_path, run_name="nf", game="deadfall", features=True))
 
 
 def play_one_game(bot, n, game="neu"):

@@ -43,16 +43,16 @@ def critic_size(engine, critic: str, features: bool = False, hint: bool = False)
 def input_size(engine, features: bool, hint: bool = False) -> int:
     """What the policy reads: the observation, plus the game's hand-made features with --features,
     plus a one-hot of the heuristic's move with --hint."""
-    return engine.obs_size + (feature_size(engine.game_name) if features else 0) + (engine.num_actions if hint else 0)
+    return engine.obs_size + (feature_size(engine.game_name, engine.num_players) if features else 0) + (engine.num_actions if hint else 0)
 
 
 def policy_input(game: str, num_players: int, features: bool, hint: bool = False):
     """(obs, mask) -> the policy's input vector (the observation itself without --features and --hint)."""
-    with_features = featurizer(game, num_players) if features else (lambda obs: obs)
+    with_features = featurizer(game, num_players) if features else (lambda obs, mask: obs)
     if not hint:
-        return lambda obs, mask: with_features(obs)
+        return with_features
     heuristic_move = hinter(game, num_players)
-    return lambda obs, mask: np.concatenate([with_features(obs), heuristic_move(obs, mask)])
+    return lambda obs, mask: np.concatenate([with_features(obs, mask), heuristic_move(obs, mask)])
 
 
 def measure_scales(game: str, num_players: int, critic: str, seed: int, games: int = 40, features: bool = False,

@@ -60,6 +60,23 @@ class NeuHeuristic(Agent):
     name = "heuristic"
 
     def act(self, observation: dict) -> int:
+        seats = observation["observation"][SEATS:].reshape(self.num_players, 5)
+        best, best_score = None, -np.inf
+        for a, (attack, now, future) in self.terms(observation).items():
+            score = ATTACK * attack - now - FUTURE_RISK * future
+            if a >= A_SHOT:
+                # tie-break between targets: the chip leader, the main rival
+                score += 1e-3 * float(seats[a - A_SHOT + 1, 0])
+            # Spend big numbers early: among otherwise equal plays, the larger number.
+            if a <= 10:
+                score += 1e-4 * NUMBER_VALUES[a]
+            if best is None or score > best_score:
+                best, best_score = a, score
+        return best
+
+    def terms(self, observation: dict) -> dict[int, tuple[float, float, float]]:
+        """For each legal action: (attack, now, future), the three chances the score weighs
+        (the next player stuck; me stuck on my own second play; me stuck later)."""
         obs = observation["observation"]
         legal = self.legal_actions(observation)
         n = self.num_players
@@ -105,7 +122,7 @@ class NeuHeuristic(Agent):
                 return 0.0
             return unseen_unplayable / u
 
-        best, best_score = int(legal[0]), -np.inf
+        out = {}
         for a in legal:
             a = int(a)
             kind = SHOT if a >= A_SHOT else KIND_OF_ACTION.get(a, a)
@@ -129,13 +146,5 @@ class NeuHeuristic(Agent):
                 attack = stuck_chance(target, t, 2 if kind == DOUBLE else 1)
                 now = 0.0
             future = sum(my_stuck(rest, min(101, t + dt) if dt < 101 else 101, 1) for dt in HIGH_TOTALS) / len(HIGH_TOTALS)
-            score = ATTACK * attack - now - FUTURE_RISK * future
-            if kind == SHOT:
-                # tie-break between targets: the chip leader, the main rival
-                score += 1e-3 * float(seats[a - A_SHOT + 1, 0])
-            # Spend big numbers early: among otherwise equal plays, the larger number.
-            if kind <= 10:
-                score += 1e-4 * NUMBER_VALUES[kind]
-            if score > best_score:
-                best, best_score = a, score
-        return best
+            out[a] = (attack, now, future)
+        return out
