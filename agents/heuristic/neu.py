@@ -58,12 +58,17 @@ def _illegal(kind: int, total: int, owed: int) -> bool:
 
 class NeuHeuristic(Agent):
     name = "heuristic"
+    attack_weight = ATTACK
+    future_weight = FUTURE_RISK
+    # Analysis only (experiments.headroom): a function from a relative seat to that seat's real
+    # hand, which no player may see. Never set in play; a player's heuristic uses the odds.
+    peek = None
 
     def act(self, observation: dict) -> int:
         seats = observation["observation"][SEATS:].reshape(self.num_players, 5)
         best, best_score = None, -np.inf
         for a, (attack, now, future) in self.terms(observation).items():
-            score = ATTACK * attack - now - FUTURE_RISK * future
+            score = self.attack_weight * attack - now - self.future_weight * future
             if a >= A_SHOT:
                 # tie-break between targets: the chip leader, the main rival
                 score += 1e-3 * float(seats[a - A_SHOT + 1, 0])
@@ -106,6 +111,8 @@ class NeuHeuristic(Agent):
 
         def stuck_chance(seat: int, t: int, o: int) -> float:
             """P(the hidden hand of relative `seat` has no legal card)."""
+            if self.peek is not None:
+                return float(not any(self.peek(seat)[k] for k in playable(t, o)[0]))
             h = int(seats[seat, 2])
             if h == 0:
                 return 1.0
