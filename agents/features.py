@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from agents.heuristic import heuristic_class
+from agents.heuristic.neu import NeuHeuristic
 from agents.heuristic.not_your_mas_jong import STEAL_FROM_HAND, acceptance, distance_after_steal, hand_distance, read_view
 from envs import neu
 from envs import not_your_mas_jong as mj
@@ -69,11 +70,10 @@ def mas_jong_features(obs: np.ndarray, num_players: int) -> np.ndarray:
             hand[k] += 1
     return out
 
-@lru_cache(maxsize=None)
-def _neu_heuristic(num_players: int):
-    from agents.heuristic.neu import NeuHeuristic  # deterministic: one instance serves every seat
 
-    return NeuHeuristic("neu", num_players)
+@lru_cache(maxsize=None)
+def _neu_heuristic(num_players: int) -> NeuHeuristic:
+    return NeuHeuristic("neu", num_players)  # deterministic: one instance serves every seat
 
 
 def neu_features(obs: np.ndarray, mask: np.ndarray, num_players: int) -> np.ndarray:
