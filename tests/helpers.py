@@ -43,6 +43,23 @@ def play_random_game(env, seed: int, options: dict | None = None, max_steps: int
         env.step(action)
 
 
+def heuristic_decisions(env, seed: int, max_iter: int | None = None):
+    """Play one game with the game's heuristic in every seat; yields (agent, obs, action) for each
+    decision (not the dead steps of finished agents), and plays the action once the caller resumes."""
+    from agents import make_agent
+
+    teacher = make_agent("heuristic", env.unwrapped.game.game_name, env.unwrapped.game.num_players, seed=0)
+    env.reset(seed=seed)
+    for agent in env.agent_iter() if max_iter is None else env.agent_iter(max_iter=max_iter):
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        action = teacher.act(obs)
+        yield agent, obs, action
+        env.step(action)
+
+
 def digest(array: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16]
 

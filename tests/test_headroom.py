@@ -7,6 +7,7 @@ import pytest
 import envs
 from agents import make_agent
 from experiments import headroom as H
+from tests.helpers import heuristic_decisions
 
 
 def test_a_variant_that_changes_nothing_finishes_first_exactly_a_quarter_of_each_deal(monkeypatch):
@@ -27,20 +28,14 @@ def test_variants_change_play():
 def test_only_the_cheat_reads_real_hands():
     assert make_agent("heuristic", "neu", 4, seed=0).peek is None  # the standard heuristic plays on the odds
     env = envs.make_raw("neu", num_players=4)
-    env.reset(seed=3)
     cheat = H._neu_cheat(0, env.game)
     honest = make_agent("heuristic", "neu", 4, seed=0)
     fractional = 0
-    for agent in env.agent_iter(max_iter=300):
-        o, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
+    for agent, o, _ in heuristic_decisions(env, seed=3, max_iter=300):
         if env.possible_agents.index(agent) == 0:
             for a, (attack, _, _) in cheat.terms(o).items():
                 assert attack in (0.0, 1.0)  # it knows, it does not estimate
             fractional += any(0 < t[0] < 1 for t in honest.terms(o).values())
-        env.step(honest.act(o))
     assert fractional > 0
 
 

@@ -15,6 +15,7 @@ from agents import PPOAgent, make_agent
 from agents.ppo import CHECKPOINT_DIR, CheckpointError
 from train.ppo import MASKED_LOGIT, ActorCritic, Args, gae, main, parse_args, sample
 from train.rollout import Buffer, Table
+from tests.helpers import heuristic_decisions
 
 
 # ---------------------------------------------------------------- masking
@@ -250,21 +251,13 @@ def test_hint_is_the_heuristics_move_and_a_hinted_policy_learns_to_follow_it(tmp
     from train.rollout import policy_input
 
     env = envs.make_raw("deadfall", num_players=3)
-    teacher = make_agent("heuristic", "deadfall", 3, seed=0)
     to_input = policy_input("deadfall", 3, features=False, hint=True)
-    env.reset(seed=4)
     decisions = 0
-    for agent in env.agent_iter(max_iter=300):
-        o, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
+    for _, o, a in heuristic_decisions(env, seed=4, max_iter=300):
         x, obs = to_input(o["observation"], o["action_mask"]), o["observation"]
-        a = teacher.act(o)
         assert np.array_equal(x[: obs.size], obs)
         assert np.flatnonzero(x[obs.size :]).tolist() == [a] and x[obs.size + a] == 1.0
         decisions += 1
-        env.step(a)
     assert decisions > 100
 
     export = tmp_path / "hint.pt"
@@ -277,16 +270,9 @@ def test_hint_is_the_heuristics_move_and_a_hinted_policy_learns_to_follow_it(tmp
     # (without it, twice this budget is held only to 0.75 in test_imitation_warm_start_copies_the_heuristic).
     same = total = 0
     for seed in range(900, 903):
-        env.reset(seed=seed)
-        for agent in env.agent_iter():
-            o, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            a = teacher.act(o)
+        for _, o, a in heuristic_decisions(env, seed):
             same += int(bot.act(o) == a)
             total += 1
-            env.step(a)
     assert same / total > 0.93, same / total
 
 
@@ -295,22 +281,15 @@ def test_mas_jong_features_agree_with_shanten_and_the_heuristic():
     from envs.not_your_mas_jong import NUM_TYPES, OBS_HAND, OBS_PHASE, shanten
 
     env = envs.make_raw("not_your_mas_jong", num_players=4)
-    teacher = make_agent("heuristic", "not_your_mas_jong", 4, seed=0)
     to_input = featurizer("not_your_mas_jong", 4)
     discards = steals = 0
-    env.reset(seed=11)
-    for agent in env.agent_iter():
-        o, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
+    for agent, o, a in heuristic_decisions(env, seed=11):
         obs = o["observation"]
         x = to_input(obs, o["action_mask"])
         f = x[obs.size :]
         assert np.array_equal(x[: obs.size], obs) and f.shape == (81,)
         hand = obs[OBS_HAND : OBS_HAND + NUM_TYPES].astype(int)
         locked = len(env.unwrapped.game.locked_sets[env.possible_agents.index(agent)])  # from the engine, not the obs
-        a = teacher.act(o)
         if obs[OBS_PHASE] == 0:
             discards += 1
             for k in np.flatnonzero(hand):
@@ -326,7 +305,6 @@ def test_mas_jong_features_agree_with_shanten_and_the_heuristic():
         else:
             steals += 1
             assert f[30] == float(o["action_mask"][26] == 1)  # "completes my hand" is exactly when steal-win is legal
-        env.step(a)
     assert discards > 50 and steals > 0
 
 
@@ -336,15 +314,9 @@ def test_neu_features_are_the_heuristics_chances_for_each_legal_move():
     from envs.neu import A_SHOT, NUMBER_VALUES
 
     env = envs.make_raw("neu", num_players=4)
-    teacher = make_agent("heuristic", "neu", 4, seed=0)
     to_input = featurizer("neu", 4)
-    env.reset(seed=21)
     decisions = 0
-    for agent in env.agent_iter(max_iter=400):
-        o, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
+    for _, o, a in heuristic_decisions(env, seed=21, max_iter=400):
         obs, mask = o["observation"], o["action_mask"]
         x = to_input(obs, mask)
         assert np.array_equal(x[: obs.size], obs)
@@ -353,15 +325,13 @@ def test_neu_features_are_the_heuristics_chances_for_each_legal_move():
         # The heuristic's own score, rebuilt from the features, picks the heuristic's move.
         seats = obs[heuristic_neu.SEATS :].reshape(4, 5)
         score = {}
-        for a in np.flatnonzero(mask):
-            attack, now, future = (float(v) for v in f[a])
-            score[a] = heuristic_neu.ATTACK * attack - now - heuristic_neu.FUTURE_RISK * future
-            score[a] += 1e-3 * float(seats[a - A_SHOT + 1, 0]) if a >= A_SHOT else 0.0
-            score[a] += 1e-4 * NUMBER_VALUES[a] if a <= 10 else 0.0
-        a = teacher.act(o)
+        for b in np.flatnonzero(mask):
+            attack, now, future = (float(v) for v in f[b])
+            score[b] = heuristic_neu.ATTACK * attack - now - heuristic_neu.FUTURE_RISK * future
+            score[b] += 1e-3 * float(seats[b - A_SHOT + 1, 0]) if b >= A_SHOT else 0.0
+            score[b] += 1e-4 * NUMBER_VALUES[b] if b <= 10 else 0.0
         assert score[a] >= max(score.values()) - 1e-6
         decisions += 1
-        env.step(a)
     assert decisions > 100
 
 
