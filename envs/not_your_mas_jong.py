@@ -222,34 +222,56 @@ def _suit_options(code: int) -> tuple[tuple[int, int, int], ...]:
 
 
 # The combination of suits is a small dynamic programme whose state is a tuple of
-# ((sets, pair), most blocks) items. There are few such states, so both steps are
-# cached: a distance then costs a handful of dictionary lookups.
-_NO_SUITS = (((0, 0), 0),)
+# ((sets, pair), most blocks) items. There are few such states, so each one gets a
+# small integer id and both steps are memoised on ints: hashing the nested tuples on
+# every lookup was most of the cost of a distance. A key packs (state id, suit code
+# < 4**5, need <= 3) into one int.
+_STATES: list[tuple] = [(((0, 0), 0),)]  # state id -> state; id 0: no suits yet
+_STATE_ID: dict[tuple, int] = {_STATES[0]: 0}
+_ADD: dict[int, int] = {}  # key -> state id after adding the suit
+_DISTANCE: dict[int, int] = {}  # key -> cards to exchange after adding the suit
 
 
-@lru_cache(maxsize=None)
-def _add_suit(best: tuple, code: int, need: int) -> tuple:
-    """Extend the state (most blocks for each (sets, pair), over the suits seen so far)
+def _add_suit(sid: int, code: int, need: int) -> int:
+    """Extend a state (most blocks for each (sets, pair), over the suits seen so far)
     by one more suit. More blocks never hurt, so the most is all there is to keep."""
+    key = (sid << 12) | (code << 2) | need
+    out = _ADD.get(key)
+    if out is not None:
+        return out
     nxt: dict[tuple[int, int], int] = {}
-    for (s1, p1), b1 in best:
+    for (s1, p1), b1 in _STATES[sid]:
         for s2, b2, p2 in _suit_options(code):
             if p1 + p2 > 1:
                 continue
-            key = (min(s1 + s2, need), p1 + p2)
+            k = (min(s1 + s2, need), p1 + p2)
             b = min(b1 + b2, need)
-            if nxt.get(key, -1) < b:
-                nxt[key] = b
-    return tuple(sorted(nxt.items()))
+            if nxt.get(k, -1) < b:
+                nxt[k] = b
+    state = tuple(sorted(nxt.items()))
+    out = _STATE_ID.get(state)
+    if out is None:
+        out = _STATE_ID[state] = len(_STATES)
+        _STATES.append(state)
+    _ADD[key] = out
+    return out
 
 
-@lru_cache(maxsize=None)
-def _cards_to_exchange(best: tuple, need: int) -> int:
+def _cards_to_exchange(sid: int, need: int) -> int:
     result = 99
-    for (sets, pair), blocks in best:
+    for (sets, pair), blocks in _STATES[sid]:
         room = need - sets
         result = min(result, 2 * room - min(room, blocks) + 1 - pair)
     return result
+
+
+def _distance_with(sid: int, code: int, need: int) -> int:
+    """Cards to exchange once suit `code` joins state `sid` (code 0: nothing joins)."""
+    key = (sid << 12) | (code << 2) | need
+    out = _DISTANCE.get(key)
+    if out is None:
+        out = _DISTANCE[key] = _cards_to_exchange(_add_suit(sid, code, need) if code else sid, need)
+    return out
 
 
 def shanten(counts, locked_sets: int = 0) -> int:
@@ -258,11 +280,11 @@ def shanten(counts, locked_sets: int = 0) -> int:
     if a block (a pair or a two-card sequence piece) waits for it, and a missing
     pair costs one."""
     need = 3 - locked_sets
-    best = _NO_SUITS
+    sid = 0
     for code in suit_codes(counts):
         if code:
-            best = _add_suit(best, code, need)
-    return _cards_to_exchange(best, need)
+            sid = _add_suit(sid, code, need)
+    return _distance_with(sid, 0, need)
 
 
 def shanten_each(counts, locked_sets: int, change: int) -> list[int | None]:
@@ -271,19 +293,24 @@ def shanten_each(counts, locked_sets: int, change: int) -> list[int | None]:
 
     One card changes one suit only, so the other four suits are combined once per
     suit instead of once per card: about five times less work than 25 `shanten` calls,
-    which is what a discard choice or an acceptance count asks for."""
+    which is what a discard choice or an acceptance count asks for. The order in which
+    suits are combined does not change the result (sums capped at `need` commute), so
+    suits before the changed one come from a running prefix."""
     need = 3 - locked_sets
     codes = suit_codes(counts)
     out: list[int | None] = [None] * NUM_TYPES
+    prefix = 0  # suits 0 .. s-1 combined
     for s, code in enumerate(codes):
-        others = _NO_SUITS
-        for j, other in enumerate(codes):
-            if j != s and other:
+        others = prefix
+        for other in codes[s + 1 :]:
+            if other:
                 others = _add_suit(others, other, need)
+        base = s * RANKS
         for r in range(RANKS):
-            if 0 <= counts[s * RANKS + r] + change <= COPIES:
-                changed = code + change * POW4[r]
-                out[s * RANKS + r] = _cards_to_exchange(_add_suit(others, changed, need) if changed else others, need)
+            if 0 <= counts[base + r] + change <= COPIES:
+                out[base + r] = _distance_with(others, code + change * POW4[r], need)
+        if code:
+            prefix = _add_suit(prefix, code, need)
     return out
 
 
