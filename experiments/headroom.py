@@ -16,7 +16,10 @@ Variants:
   from that player's *real* hand instead of the odds. No player may see that;
   it is here only as an upper bound on what better card reading could buy.
 * **not_your_mas_jong**: never steal for a set; steal for a set whenever it
-  does not lengthen the hand (the heuristic steals only when it shortens it).
+  does not lengthen the hand (the heuristic steals only when it shortens it);
+  and **a cheat** that reads the opponents' real hands and, among its equally
+  close discards, never throws one an opponent could steal to win: an upper
+  bound on what defence (reading the others' waits) could buy.
 
 Output: one line per variant, first place (ties shared) ± 95% CI over deals.
 """
@@ -56,6 +59,25 @@ def _mas_jong(**attrs):
     )
 
 
+def _mas_jong_cheat(seat: int, game):
+    from agents.heuristic.not_your_mas_jong import NotYourMasJongHeuristic
+    from envs.not_your_mas_jong import is_complete_concealed
+
+    def feeds_win(card: int) -> bool:
+        # read from the engine's real concealed hands at each call, never kept
+        for s, hand in enumerate(game.hands):
+            if s != seat:
+                after = list(hand)
+                after[card] += 1
+                if is_complete_concealed(after):
+                    return True
+        return False
+
+    agent = NotYourMasJongHeuristic("not_your_mas_jong", NUM_PLAYERS, seed=seat)
+    agent.feeds_win = feeds_win
+    return agent
+
+
 # game -> variant name -> factory(seat, engine) -> agent
 VARIANTS = {
     "neu": {
@@ -69,6 +91,7 @@ VARIANTS = {
     "not_your_mas_jong": {
         "never steals for a set": _mas_jong(min_steal_gain=99),
         "steals for a set unless it lengthens the hand": _mas_jong(min_steal_gain=0),
+        "cheat: never feeds a winning steal when an equally close discard avoids it": _mas_jong_cheat,
     },
 }
 

@@ -60,3 +60,33 @@ def test_cli_prints_a_table(capsys):
     assert H.main(["--game", "not_your_mas_jong", "--deals", "2", "--variants", "never steals for a set", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "| never steals for a set | " in out and "| 2 |" in out
+
+
+def test_mas_jong_cheat_avoids_feeding_a_winning_steal_only_when_an_equally_close_discard_does():
+    from envs.not_your_mas_jong import NUM_TYPES, OBS_PHASE, is_complete_concealed, shanten_each
+
+    assert make_agent("heuristic", "not_your_mas_jong", 4, seed=0).feeds_win is None
+    env = envs.make_raw("not_your_mas_jong", num_players=4)
+    game = env.game
+    cheat = H._mas_jong_cheat(0, game)
+
+    def feeds(card):  # independent of the cheat's own loop: every opponent, by brute force
+        return any(is_complete_concealed([c + (t == card) for t, c in enumerate(game.hands[s])]) for s in (1, 2, 3))
+
+    checked = dodged = 0
+    for seed in range(6):
+        for agent, o, action in heuristic_decisions(env, seed=seed):
+            if agent != "player_0" or o["observation"][OBS_PHASE] == 1:  # discard decisions of seat 0
+                continue
+            mine = cheat.act(o)
+            legal = [k for k in range(NUM_TYPES) if o["action_mask"][k]]
+            after = shanten_each(list(game.hands[0]), len(game.locked_sets[0]), -1)
+            closest = min(after[k] for k in legal)
+            safe = [k for k in legal if after[k] == closest and not feeds(k)]
+            checked += 1
+            if safe:
+                assert not feeds(mine)
+                dodged += feeds(action)  # the honest heuristic would have fed a win here
+            else:
+                assert mine == action  # nothing to avoid: the cheat plays like the heuristic
+    assert checked > 100 and dodged > 0

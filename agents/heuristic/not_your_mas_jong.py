@@ -98,6 +98,9 @@ class NotYourMasJongHeuristic(Agent):
     # A set steal must shorten the hand's distance by at least this much (experiments.headroom
     # measures 0, steal whenever it does not lengthen it, and a large value, never steal for a set).
     min_steal_gain = 1
+    # Analysis only (experiments.headroom's cheat): card -> would discarding it let an opponent
+    # steal it to win? No player can know that; the standard heuristic leaves it None.
+    feeds_win = None
 
     def act(self, observation: dict) -> int:
         obs = observation["observation"]
@@ -117,6 +120,8 @@ class NotYourMasJongHeuristic(Agent):
         distances = {int(k): after_discard[k] for k in legal if k < NUM_TYPES}
         d = min(distances.values())
         closest = [k for k, dk in distances.items() if dk == d]
+        if self.feeds_win is not None:
+            closest = [k for k in closest if not self.feeds_win(k)] or closest
         if len(closest) == 1:
             return closest[0], d
         best = None
