@@ -18,8 +18,9 @@ and then
 * scores the checkpoint's own critic on those returns (meaningful when gamma is
   the one it was trained with), and
 * fits a fresh critic of the same width on 80% of the seat-games and reports
-  its explained variance on the other 20% (whole seat-games are held out, so
-  a game's neighbouring decisions cannot leak into the test set).
+  its explained variance on the other 20% after each epoch (whole seat-games
+  are held out, so a game's neighbouring decisions cannot leak into the test
+  set), and a linear (ridge) fit on the same inputs, which cannot memorise.
 
 Explained variance: 1 − Var(return − prediction) / Var(return); 0 is no better
 than a constant, below 0 worse.
@@ -109,10 +110,16 @@ def critic_fit(path: str, steps: int, gamma: float | None, epochs: int, opponent
             optimizer.step()
         with torch.no_grad():
             per_epoch.append(explained_variance(fresh.get_value(x[test_idx]).numpy(), ret[test_idx]))
+    # A linear (ridge) fit on the same normalised inputs: it cannot memorise the way an MLP does.
+    mean, std = (ckpt["model"][f"{'critic' if args['critic'] == 'global' else 'obs'}_{k}"].numpy() for k in ("mean", "std"))
+    z = np.hstack([(x.numpy() - mean) / std, np.ones((len(ret), 1), np.float32)]).astype(np.float64)
+    a = z[train_idx]
+    w = np.linalg.solve(a.T @ a + 1e-3 * len(train_idx) * np.eye(z.shape[1]), a.T @ ret[train_idx])
+    linear_ev = explained_variance(z[test_idx] @ w, ret[test_idx])
     return {
         "game": args["game"], "players": args["players"], "gamma": gamma, "opponents": opponents,
         "transitions": len(ret), "seat_games": int(stream.max() + 1), "held_out_transitions": len(test_idx),
-        "return_std": float(ret.std()), "own_critic_ev": own_ev, "fresh_critic_ev": per_epoch,
+        "return_std": float(ret.std()), "own_critic_ev": own_ev, "fresh_critic_ev": per_epoch, "linear_ev": linear_ev,
     }
 
 
@@ -142,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"checkpoint's critic, explained variance: {r['own_critic_ev']:+.3f}")
     print(f"fresh critic on {r['held_out_transitions']} held-out decisions, explained variance by epoch: "
           + ", ".join(f"{v:+.3f}" for v in r["fresh_critic_ev"]))
+    print(f"linear (ridge) fit on the same inputs, held-out explained variance: {r['linear_ev']:+.3f}")
     return 0
 
 

@@ -33,6 +33,7 @@ def test_cli_runs_on_a_shipped_checkpoint(capsys):
     assert lines[0].startswith("neu, 4 players, policy vs heuristic, gamma 0.9:")
     assert "checkpoint's critic" in lines[1]
     assert len(lines[2].split(": ")[1].split(", ")) == 2  # one number per epoch
+    assert lines[3].startswith("linear (ridge) fit")
 
 
 @pytest.mark.parametrize(
