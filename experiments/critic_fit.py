@@ -28,6 +28,7 @@ than a constant, below 0 worse.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Sequence
 
@@ -66,12 +67,13 @@ def critic_fit(path: str, steps: int, gamma: float | None, epochs: int, opponent
     import torch
 
     from agents.ppo import PPOAgent, read_checkpoint
-    from train.ppo import ActorCritic
+    from train.ppo import ActorCritic, Args
     from train.rollout import RolloutWorker, measure_scales
 
     PPOAgent.load(path)  # every check on the file, with its clear errors
     ckpt = read_checkpoint(path)
-    args = dict(ckpt["args"])
+    # Checkpoints from before an option existed lack it: the option's default is what they used.
+    args = {**dataclasses.asdict(Args()), **ckpt["args"]}
     if opponents == "heuristic":
         args.update(self_play=0.0, vs_heuristic=1.0, vs_random=0.0)
     else:
