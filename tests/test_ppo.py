@@ -433,6 +433,7 @@ def test_shipped_checkpoints(path: Path):
         (["--win-bonus", "-1"], "--win-bonus must be 0 or more"),
         (["--run-name", "/tmp/elsewhere"], "--run-name is a folder name inside --run-dir"),
         (["--run-name", "a/b"], "--run-name is a folder name inside --run-dir"),
+        (["--torch-threads", "-1"], "--torch-threads must be 0 or more"),
     ],
 )
 def test_bad_arguments_get_clear_errors(argv, message, capsys):

@@ -103,7 +103,7 @@ class Args:
     resume: bool = field(default=False, metadata={"help": "continue from runs/<name>/checkpoint.pt"})
     export: str = field(default="", metadata={"help": "at the end, also write the policy here (+ a .json sidecar)"})
     progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
-    torch_threads: int = field(default=1, metadata={"help": "torch threads for the update (more threads thrash on a busy 2-core machine)"})
+    torch_threads: int = field(default=0, metadata={"help": "torch threads for the update; 0: one per rollout worker, which all wait while it runs (at least 1)"})
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -155,11 +155,11 @@ def check_args(args: Args) -> None:
         from agents.heuristic import heuristic_class
 
         heuristic_class(args.game)  # ValueError when the game has no heuristic to imitate or hint with
-    for name in ("steps", "imitation_epochs", "num_envs", "torch_threads", "rollout_steps", "num_minibatches", "update_epochs", "hidden", "checkpoint_every", "pool_size", "scale_games"):
+    for name in ("steps", "imitation_epochs", "num_envs", "rollout_steps", "num_minibatches", "update_epochs", "hidden", "checkpoint_every", "pool_size", "scale_games"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.num_workers < 0:
-        raise ValueError(f"--num-workers must be 0 or more, got {args.num_workers}")
+    if args.num_workers < 0 or args.torch_threads < 0:
+        raise ValueError(f"--num-workers and --torch-threads must be 0 or more, got {args.num_workers} and {args.torch_threads}")
     shares = (args.self_play, args.vs_heuristic, args.vs_random)
     if min(shares) < 0 or sum(shares) > 1:
         raise ValueError("--self-play, --vs-heuristic and --vs-random must be >= 0 and sum to at most 1")
@@ -327,7 +327,8 @@ def main(args: Args) -> ActorCritic:
     run_path = os.path.join(args.run_dir, run_name)
     os.makedirs(run_path, exist_ok=True)
     torch.manual_seed(args.seed)
-    torch.set_num_threads(args.torch_threads)
+    # The update runs while the rollout workers wait for the next rollout, so it may use their cores.
+    torch.set_num_threads(args.torch_threads or max(1, args.num_workers))
 
     # Fixed normalisation, measured once on random play (seeded, so reproducible).
     scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=args.scale_games, features=args.features,
