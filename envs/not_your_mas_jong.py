@@ -299,16 +299,20 @@ def shanten_each(counts, locked_sets: int, change: int) -> list[int | None]:
     need = 3 - locked_sets
     codes = suit_codes(counts)
     out: list[int | None] = [None] * NUM_TYPES
+    added, distances = _ADD, _DISTANCE  # the memo lookups of _add_suit/_distance_with, inlined: this is the hot loop
     prefix = 0  # suits 0 .. s-1 combined
     for s, code in enumerate(codes):
         others = prefix
         for other in codes[s + 1 :]:
             if other:
-                others = _add_suit(others, other, need)
+                nxt = added.get((others << 12) | (other << 2) | need)
+                others = _add_suit(others, other, need) if nxt is None else nxt
         base = s * RANKS
         for r in range(RANKS):
             if 0 <= counts[base + r] + change <= COPIES:
-                out[base + r] = _distance_with(others, code + change * POW4[r], need)
+                changed = code + change * POW4[r]
+                d = distances.get((others << 12) | (changed << 2) | need)
+                out[base + r] = _distance_with(others, changed, need) if d is None else d
         if code:
             prefix = _add_suit(prefix, code, need)
     return out

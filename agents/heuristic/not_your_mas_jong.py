@@ -61,22 +61,30 @@ def hand_distance(counts: tuple[int, ...], locked_sets: int) -> int:
     return shanten(counts, locked_sets)
 
 
+@lru_cache(maxsize=200_000)
+def improving_draws(counts: tuple[int, ...], locked_sets: int, distance: int) -> tuple[int, ...]:
+    """Card types whose draw would lower the hand's distance below `distance`. Cached: a seat's
+    hand stays the same across the steal decisions between its turns, and the heuristic and
+    `agents.features` ask about the same hands."""
+    return tuple(t for t, d in enumerate(shanten_each(counts, locked_sets, +1)) if d is not None and d < distance)
+
+
 def acceptance(hand: list[int], locked_sets: int, distance: int, unseen) -> int:
     """Unseen copies of the card types whose draw would lower the hand's distance."""
-    after_draw = shanten_each(hand, locked_sets, +1)
-    return sum(unseen[t] for t, d in enumerate(after_draw) if unseen[t] and d is not None and d < distance)
+    return sum(unseen[t] for t in improving_draws(tuple(hand), locked_sets, distance))
 
 
 def read_view(obs: np.ndarray, num_players: int) -> tuple[list[int], int, np.ndarray, list[int]]:
     """From a seat's observation: its concealed hand, its locked sets, the copies of each card
     type seen face up (every discard pile and locked set), and the copies still unseen."""
-    hand = [int(x) for x in obs[OBS_HAND : OBS_HAND + NUM_TYPES]]
+    own = obs[OBS_HAND : OBS_HAND + NUM_TYPES]
     blocks = obs[OBS_SEATS:].reshape(num_players, SEAT_BLOCK)
     locked_sets = int(blocks[0, SEAT_LOCKED : SEAT_LOCKED + NUM_TYPES].sum()) // 3
     seen = blocks[:, SEAT_DISCARDS : SEAT_DISCARDS + NUM_TYPES].sum(axis=0)
     seen = seen + blocks[:, SEAT_LOCKED : SEAT_LOCKED + NUM_TYPES].sum(axis=0)
-    unseen = [max(0, COPIES - hand[k] - int(seen[k])) for k in range(NUM_TYPES)]
-    return hand, locked_sets, seen, unseen
+    # whole-array arithmetic: counts are small integers, exact in float32
+    unseen = np.maximum(0.0, COPIES - own - seen).astype(int).tolist()
+    return own.astype(int).tolist(), locked_sets, seen, unseen
 
 
 def distance_after_steal(hand: list[int], locked_sets: int, card: int, offsets: tuple[int, int]) -> int | None:
