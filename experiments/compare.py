@@ -34,9 +34,9 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from experiments.cli import ArgumentParser
 from experiments.tournament import (
     AgentSpec,
-    OneLineParser,
     check_game,
     make_tables,
     markdown,
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import envs
     from agents import AGENT_KINDS
 
-    p = OneLineParser(prog="python -m experiments.compare", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="python -m experiments.compare", description=__doc__.split("\n\n")[0])
     p.add_argument("--games", default=None, help="comma-separated game names (default: every available game)")
     p.add_argument("--players", default=None, help="comma-separated player counts (default: each game's default)")
     default_kinds = ",".join(reversed(AGENT_KINDS))  # strongest first, so pairs read "heuristic vs random"

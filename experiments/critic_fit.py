@@ -34,7 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
-from experiments.tournament import OneLineParser
+from experiments.cli import ArgumentParser
 
 
 def returns_and_streams(batch: dict, gamma: float) -> tuple[np.ndarray, np.ndarray]:
@@ -126,7 +126,7 @@ def critic_fit(path: str, steps: int, gamma: float | None, epochs: int, opponent
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = OneLineParser(prog="python -m experiments.critic_fit", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m experiments.critic_fit", description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", required=True, help="a train.ppo checkpoint or exported policy (.pt)")
     parser.add_argument("--steps", type=int, default=60_000, help="env steps of play to collect")
     parser.add_argument("--gamma", type=float, default=None, help="discount per own decision (default: the checkpoint's)")

@@ -30,7 +30,8 @@ import sys
 from multiprocessing import get_context
 from typing import Sequence
 
-from experiments.tournament import OneLineParser, deal_seed, mean_ci, play_game, win_shares
+from experiments.cli import ArgumentParser
+from experiments.tournament import deal_seed, mean_ci, play_game, win_shares
 
 NUM_PLAYERS = 4
 
@@ -142,7 +143,7 @@ class _Serial:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = OneLineParser(prog="python -m experiments.headroom", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m experiments.headroom", description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", required=True, help=f"one of: {', '.join(VARIANTS)}")
     parser.add_argument("--deals", type=int, default=300, help="deals per variant (each played in all 4 seats)")
     parser.add_argument("--variants", default="", help="comma-separated variant names (default: all for the game)")

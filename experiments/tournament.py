@@ -84,6 +84,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from experiments.cli import ArgumentParser
+
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 MODES = ("fill", "round-robin", "one-vs-rest")
 STATS = ("score", "reward", "win", "rank")
@@ -645,13 +647,6 @@ def write_reports(results: Sequence[dict], out: Path, plots: bool = True) -> lis
 
 
 # -- command line --------------------------------------------------------------
-class OneLineParser(argparse.ArgumentParser):
-    """Bad input gets one line naming the valid choices, exit code 2, no usage dump."""
-
-    def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def parse_agents(text: str, parser: argparse.ArgumentParser) -> list[AgentSpec]:
     from agents import AGENT_KINDS
 
@@ -676,7 +671,7 @@ def parse_agents(text: str, parser: argparse.ArgumentParser) -> list[AgentSpec]:
 def main(argv: Sequence[str] | None = None) -> int:
     import envs
 
-    p = OneLineParser(prog="python -m experiments.tournament", description="Duplicate-deal tournament between agents.")
+    p = ArgumentParser(prog="python -m experiments.tournament", description="Duplicate-deal tournament between agents.")
     p.add_argument("--game", default="neu", help=f"one of: {', '.join(envs.GAMES)}")
     p.add_argument("--players", type=int, default=None, help="player count (default: the game's default)")
     p.add_argument("--agents", default="heuristic,random", help="comma-separated agent kinds (see --mode); ppo:PATH plays a checkpoint file")
