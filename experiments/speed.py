@@ -24,8 +24,6 @@ import time
 import warnings
 from typing import Callable
 
-import numpy as np
-
 import envs
 from experiments.cli import ArgumentParser
 

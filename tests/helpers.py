@@ -60,6 +60,18 @@ def heuristic_decisions(env, seed: int, max_iter: int | None = None):
         env.step(action)
 
 
+def cli_error_line(main, argv, capsys) -> str:
+    """Run a CLI's main(argv), which must exit with code 2 and one line on stderr; that line."""
+    import pytest
+
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
 def digest(array: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16]
 

@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from tests.helpers import cli_error_line
+
 
 def run(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "experiments.compare", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
@@ -27,13 +29,10 @@ def run(*args, cwd=None):
 def test_bad_input_is_one_clear_line(args, expected, capsys):
     from experiments import compare
 
-    with pytest.raises(SystemExit) as e:
-        compare.main(args)
-    assert e.value.code == 2
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1 and expected in lines[0], lines
+    line = cli_error_line(compare.main, args, capsys)
+    assert expected in line
     if "valid games" in expected:
-        assert "neu" in lines[0]
+        assert "neu" in line
 
 
 def test_bad_input_from_the_shell_has_no_traceback():

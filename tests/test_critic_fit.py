@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from experiments import critic_fit as C
+from tests.helpers import cli_error_line
 
 
 def test_returns_follow_each_seats_own_stream():
@@ -46,8 +47,4 @@ def test_cli_runs_on_a_shipped_checkpoint(capsys):
     ],
 )
 def test_bad_arguments_one_line(argv, message, capsys):
-    with pytest.raises(SystemExit) as e:
-        C.main(argv)
-    assert e.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and message in err[0]
+    assert message in cli_error_line(C.main, argv, capsys)

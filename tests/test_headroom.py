@@ -7,7 +7,7 @@ import pytest
 import envs
 from agents import make_agent
 from experiments import headroom as H
-from tests.helpers import heuristic_decisions
+from tests.helpers import cli_error_line, heuristic_decisions
 
 
 def test_a_variant_that_changes_nothing_finishes_first_exactly_a_quarter_of_each_deal(monkeypatch):
@@ -49,11 +49,7 @@ def test_only_the_cheat_reads_real_hands():
     ],
 )
 def test_bad_arguments_one_line(argv, message, capsys):
-    with pytest.raises(SystemExit) as e:
-        H.main(argv)
-    assert e.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and message in err[0]
+    assert message in cli_error_line(H.main, argv, capsys)
 
 
 def test_cli_prints_a_table(capsys):

@@ -11,6 +11,7 @@ import pytest
 
 from experiments import tournament as T
 from experiments.tournament import AgentSpec, make_tables, mean_ci, seat_lineup, win_shares
+from tests.helpers import cli_error_line
 
 H, R = AgentSpec.of("heuristic"), AgentSpec.of("random")
 
@@ -181,13 +182,10 @@ def run_cli(*args):
     ],
 )
 def test_cli_bad_input_is_one_line_exit_2(args, expected, capsys):
-    with pytest.raises(SystemExit) as e:
-        T.main(args)
-    assert e.value.code == 2
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1 and expected in lines[0], lines
+    line = cli_error_line(T.main, args, capsys)
+    assert expected in line
     if "valid games" in expected:
-        assert "neu" in lines[0]
+        assert "neu" in line
 
 
 def test_cli_bad_input_from_the_shell_has_no_traceback():
