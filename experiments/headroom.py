@@ -15,6 +15,11 @@ Variants:
   ×1.67, ×2.5), and **a cheat**: the "is the next player stuck?" chance read
   from that player's *real* hand instead of the odds. No player may see that;
   it is here only as an upper bound on what better card reading could buy.
+  And **a fair search**: for each legal move, 32 redeals of the cards the seat
+  cannot see, each played out to the end of the round by heuristics; it plays
+  the move after which it lost the round least often. It asks whether
+  looking ahead, with no more knowledge than the seat's, finds better moves
+  (slow: about 2.5 s a game).
 * **not_your_mas_jong**: never steal for a set; steal for a set whenever it
   does not lengthen the hand (the heuristic steals only when it shortens it);
   and **a cheat** that reads the opponents' real hands and, among its equally
@@ -26,9 +31,12 @@ Output: one line per variant, first place (ties shared) ± 95% CI over deals.
 
 from __future__ import annotations
 
+import copy
 import sys
 from multiprocessing import get_context
 from typing import Sequence
+
+import numpy as np
 
 from experiments.cli import ArgumentParser
 from experiments.tournament import deal_seed, mean_ci, play_game, win_shares
@@ -50,6 +58,54 @@ def _neu_cheat(seat: int, game):
     # so it is read at each call, never kept
     agent.peek = lambda r: game.hands[(seat + r) % NUM_PLAYERS]
     return agent
+
+
+ROLLOUT_LIMIT = 10_000  # env steps; a Neu round ends far sooner, so more means a bug
+
+
+def _neu_search(samples: int):
+    from agents.heuristic.neu import NeuHeuristic
+
+    class NeuRolloutSearch(NeuHeuristic):
+        """A fair search player. For each legal move it plays `samples` redeals of the cards it
+        cannot see (the other hands and the draw pile) to the end of the round, every seat
+        playing the heuristic, and picks the move after which it lost the round least often;
+        ties go to the heuristic's own move.
+
+        It holds the real engine but plays only on copies redealt from its own RNG, with later
+        reshuffles from its RNG too, so it knows no more than its seat (a test checks that its
+        move does not change when the real hidden cards and the engine's RNG do)."""
+
+        def __init__(self, seat: int, game) -> None:
+            super().__init__("neu", NUM_PLAYERS, seed=seat)
+            self.seat, self.real_game, self.rollout = seat, game, NeuHeuristic("neu", NUM_PLAYERS)
+
+        def act(self, observation: dict) -> int:
+            legal = [int(a) for a in self.legal_actions(observation)]
+            own_move = super().act(observation)
+            if len(legal) == 1:
+                return own_move
+            lost = dict.fromkeys(legal, 0)
+            for _ in range(samples):
+                world = copy.deepcopy(self.real_game)
+                world.shuffle_hidden(self.seat, self.rng)
+                reshuffles = int(self.rng.integers(2**63))
+                for a in legal:  # one redeal for every move, so the differences come from the moves
+                    trial = copy.deepcopy(world)
+                    trial.rng = np.random.default_rng(reshuffles)
+                    lost[a] += self.loses_round(trial, a)
+            return min(legal, key=lambda a: (lost[a], a != own_move))
+
+        def loses_round(self, game, action: int) -> bool:
+            event = game.step(action)
+            for _ in range(ROLLOUT_LIMIT):
+                if event is not None:
+                    return event.deltas[self.seat] < 0
+                p = game.current_player
+                event = game.step(self.rollout.act({"observation": game.observe(p), "action_mask": game.legal_mask()}))
+            raise RuntimeError(f"a Neu round did not end in {ROLLOUT_LIMIT} steps")
+
+    return NeuRolloutSearch
 
 
 def _mas_jong(**attrs):
@@ -88,6 +144,7 @@ VARIANTS = {
         "future risk x1.67": _neu(future_weight=1.0),
         "future risk x2.5": _neu(future_weight=1.5),
         "cheat: reads the next player's real hand": _neu_cheat,
+        "fair search: 32 redeals per move played out to the end of the round": _neu_search(32),
     },
     "not_your_mas_jong": {
         "never steals for a set": _mas_jong(min_steal_gain=99),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+
+import numpy as np
 import pytest
 
 import envs
@@ -37,6 +40,31 @@ def test_only_the_cheat_reads_real_hands():
                 assert attack in (0.0, 1.0)  # it knows, it does not estimate
             fractional += any(0 < t[0] < 1 for t in honest.terms(o).values())
     assert fractional > 0
+
+
+def test_the_fair_search_knows_only_its_seat():
+    # Its move must not depend on the cards it cannot see nor on the engine's RNG (the order of
+    # later reshuffles): play each decision of seat 0 against the real game and against a copy
+    # with those redealt, with the same search seed.
+    search = H._neu_search(samples=4)
+    env = envs.make_raw("neu", num_players=4)
+    game = env.game
+    decisions = deviations = redealt = 0
+    for agent, o, heuristic_move in heuristic_decisions(env, seed=7, max_iter=120):
+        if agent != "player_0" or o["action_mask"].sum() < 2:
+            continue
+        before = (copy.deepcopy(game.hands), list(game.draw), game.rng.bit_generator.state)
+        twin = copy.deepcopy(game)
+        twin.shuffle_hidden(0, np.random.default_rng(decisions))
+        twin.rng = np.random.default_rng(10_000 + decisions)
+        redealt += twin.hands != game.hands
+        move = search(0, game).act(o)
+        assert search(0, twin).act(o) == move
+        assert (game.hands, game.draw, game.rng.bit_generator.state) == before  # the real game is untouched
+        decisions += 1
+        deviations += move != heuristic_move
+    assert decisions >= 10 and redealt >= decisions // 2
+    assert deviations > 0  # it does search: sometimes it leaves the heuristic's move
 
 
 @pytest.mark.parametrize(
