@@ -42,6 +42,16 @@ def test_only_the_cheat_reads_real_hands():
     assert fractional > 0
 
 
+def test_the_slow_searches_run_only_when_named(monkeypatch):
+    played = []
+    monkeypatch.setattr(H, "play_deal", lambda job: played.append(job[1]) or 0.25)
+    H.headroom("neu", deals=2, progress=False)
+    assert played and not H.SLOW & set(played) and len(H.SLOW) == 2
+    name = sorted(H.SLOW)[0]
+    H.headroom("neu", deals=2, variants=[name], progress=False)
+    assert played[-1] == name
+
+
 def test_the_fair_search_knows_only_its_seat():
     # Its move must not depend on the cards it cannot see nor on the engine's RNG (the order of
     # later reshuffles): play each decision of seat 0 against the real game and against a copy
