@@ -661,7 +661,9 @@ class NotYourMasJong(Engine):
         pool = list(self.draw)
         for s in others:
             pool += [k for k in range(NUM_TYPES) for _ in range(self.hands[s][k])]
-        pool = shuffled(pool, rng)
+        # Sorted first, so that the redeal depends only on what `seat` knows and on rng:
+        # two games that look the same to `seat` are redealt the same way.
+        pool = shuffled(sorted(pool), rng)
         for s in others:
             size = self.hand_sizes[s]
             self.hands[s] = [0] * NUM_TYPES

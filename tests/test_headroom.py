@@ -46,34 +46,43 @@ def test_the_slow_searches_run_only_when_named(monkeypatch):
     played = []
     monkeypatch.setattr(H, "play_deal", lambda job: played.append(job[1]) or 0.25)
     H.headroom("neu", deals=2, progress=False)
-    assert played and not H.SLOW & set(played) and len(H.SLOW) == 2
-    name = sorted(H.SLOW)[0]
-    H.headroom("neu", deals=2, variants=[name], progress=False)
-    assert played[-1] == name
+    H.headroom("not_your_mas_jong", deals=2, progress=False)
+    searches = {name for variants in H.VARIANTS.values() for name in variants if "search" in name}
+    assert played and not searches & set(played) and len(searches) == 3
+    for name in searches:
+        game = next(g for g, variants in H.VARIANTS.items() if name in variants)
+        H.headroom(game, deals=2, variants=[name], progress=False)
+        assert played[-1] == name
 
 
-def test_the_fair_search_knows_only_its_seat():
+@pytest.mark.parametrize("game, make_search", [("neu", H._neu_search), ("not_your_mas_jong", H._mas_jong_search)])
+def test_a_fair_search_knows_only_its_seat(game, make_search):
     # Its move must not depend on the cards it cannot see nor on the engine's RNG (the order of
-    # later reshuffles): play each decision of seat 0 against the real game and against a copy
-    # with those redealt, with the same search seed.
-    search = H._neu_search(samples=4)
-    env = envs.make_raw("neu", num_players=4)
-    game = env.game
+    # later reshuffles): play each searched decision of seat 0 against the real game and against
+    # a copy with those redealt, with the same search seed.
+    search = make_search(samples=4)
+    env = envs.make_raw(game, num_players=4)
+    real = env.game
     decisions = deviations = redealt = 0
-    for agent, o, heuristic_move in heuristic_decisions(env, seed=7, max_iter=120):
-        if agent != "player_0" or o["action_mask"].sum() < 2:
-            continue
-        before = (copy.deepcopy(game.hands), list(game.draw), game.rng.bit_generator.state)
-        twin = copy.deepcopy(game)
-        twin.shuffle_hidden(0, np.random.default_rng(decisions))
-        twin.rng = np.random.default_rng(10_000 + decisions)
-        redealt += twin.hands != game.hands
-        move = search(0, game).act(o)
-        assert search(0, twin).act(o) == move
-        assert (game.hands, game.draw, game.rng.bit_generator.state) == before  # the real game is untouched
-        decisions += 1
-        deviations += move != heuristic_move
-    assert decisions >= 10 and redealt >= decisions // 2
+    for seed in range(20):
+        for agent, o, heuristic_move in heuristic_decisions(env, seed=seed):
+            if agent != "player_0" or not search(0, real).searches(o, [int(a) for a in np.flatnonzero(o["action_mask"])]):
+                continue
+            before = (copy.deepcopy(real.hands), list(real.draw), real.rng.bit_generator.state)
+            twin = copy.deepcopy(real)
+            twin.shuffle_hidden(0, np.random.default_rng(decisions))
+            twin.rng = np.random.default_rng(10_000 + decisions)
+            redealt += twin.hands != real.hands
+            move = search(0, real).act(o)
+            assert search(0, twin).act(o) == move
+            assert (real.hands, real.draw, real.rng.bit_generator.state) == before  # the real game is untouched
+            decisions += 1
+            deviations += move != heuristic_move
+            if decisions == 24:
+                break
+        if decisions == 24:
+            break
+    assert decisions == 24 and redealt >= 12
     assert deviations > 0  # it does search: sometimes it leaves the heuristic's move
 
 

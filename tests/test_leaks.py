@@ -27,6 +27,7 @@ player_0 changed at indices [61, 67, 70, 71]").
 
 from __future__ import annotations
 
+import copy
 import random
 
 import numpy as np
@@ -147,3 +148,20 @@ def test_planted_simultaneous_decision_leak_is_caught(game, monkeypatch):
         found = sum(bool(soak.find_decision_leaks(g)) for g in states)
     assert clean == 0
     assert found >= 1, f"the decision-leak check never caught the planted state() leak in {len(states)} states"
+
+
+@pytest.mark.parametrize("game", ["neu", "not_your_mas_jong"])
+def test_redeal_depends_only_on_what_the_seat_knows(game):
+    # What experiments.headroom's fair searches rely on: two games that look the same to seat 0,
+    # redealt with the same rng, come out the same.
+    checked = 0
+    for g in _states(game, 4, seed=11, every=7):
+        a, b = copy.deepcopy(g), copy.deepcopy(g)
+        b.shuffle_hidden(0, np.random.default_rng(99))  # same view for seat 0, other hidden cards
+        checked += b.hands != a.hands
+        a.shuffle_hidden(0, np.random.default_rng(5))
+        b.shuffle_hidden(0, np.random.default_rng(5))
+        assert (a.hands, a.draw) == (b.hands, b.draw)
+        if checked >= 5:
+            return
+    raise AssertionError(f"only {checked} states where the hidden cards could be redealt differently")
