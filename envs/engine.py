@@ -274,6 +274,16 @@ def shuffled(cards: Sequence[int], rng: np.random.Generator) -> list[int]:
     return [cards[i] for i in rng.permutation(len(cards))]
 
 
+def shuffled_hidden_pool(draw: Sequence[int], hands: Sequence[Sequence[int]], seats: Sequence[int],
+                         rng: np.random.Generator) -> list[int]:
+    """For `shuffle_hidden`: the draw pile and the hands of `seats` (a count per card kind), as
+    one list in a random order. Sorted before the shuffle, so that the redeal depends only on
+    what the seat that keeps its cards knows and on rng: two games that look the same to that
+    seat are redealt the same way."""
+    pool = list(draw) + [k for s in seats for k, count in enumerate(hands[s]) for _ in range(count)]
+    return shuffled(sorted(pool), rng)
+
+
 def check_against_deck(named: list[int], deck: Sequence[int], card_label: Callable[[int], str], game: str) -> list[int]:
     """Check that the named cards fit in the deck; return the deck's remaining cards."""
     left = Counter(deck)

@@ -17,6 +17,7 @@ from envs.engine import (
     parse_hands,
     ranks_from_keys,
     shuffled,
+    shuffled_hidden_pool,
 )
 
 # Card kinds, in the order of the observation's hand counts.
@@ -256,12 +257,7 @@ class Neu(Engine):
 
     def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
         others = [s for s in range(self.num_players) if s != seat]
-        pool = list(self.draw)
-        for s in others:
-            pool += [k for k in range(NUM_KINDS) for _ in range(self.hands[s][k])]
-        # Sorted first, so that the redeal depends only on what `seat` knows and on rng:
-        # two games that look the same to `seat` are redealt the same way.
-        pool = shuffled(sorted(pool), rng)
+        pool = shuffled_hidden_pool(self.draw, self.hands, others, rng)
         for s in others:
             size = self.hand_sizes[s]
             self.hands[s] = [0] * NUM_KINDS

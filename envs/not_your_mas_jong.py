@@ -25,6 +25,7 @@ from envs.engine import (
     kind_counts,
     parse_hands,
     shuffled,
+    shuffled_hidden_pool,
 )
 
 # -- cards ------------------------------------------------------------------------
@@ -658,12 +659,7 @@ class NotYourMasJong(Engine):
     def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
         n = self.num_players
         others = [s for s in range(n) if s != seat]
-        pool = list(self.draw)
-        for s in others:
-            pool += [k for k in range(NUM_TYPES) for _ in range(self.hands[s][k])]
-        # Sorted first, so that the redeal depends only on what `seat` knows and on rng:
-        # two games that look the same to `seat` are redealt the same way.
-        pool = shuffled(sorted(pool), rng)
+        pool = shuffled_hidden_pool(self.draw, self.hands, others, rng)
         for s in others:
             size = self.hand_sizes[s]
             self.hands[s] = [0] * NUM_TYPES
