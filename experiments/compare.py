@@ -82,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel processes (results do not depend on it)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--save-replays", default=None, metavar="DIR", help="also write every game as DIR/*.replay.jsonl (see experiments.replay)")
     args = p.parse_args(argv)
 
     available = envs.available_games()
@@ -145,12 +146,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for i, (g, n, specs, tables) in enumerate(plan):
         label = f"{g} {n}p"
         if fixed_deals is not None:
-            records = play(g, tables, n, range(fixed_deals), args.seed, args.workers, progress=label)
+            records = play(g, tables, n, range(fixed_deals), args.seed, args.workers, progress=label, save_replays=args.save_replays)
         else:
             # This game's share of what is left of the budget; play stops there, keeping whole deals.
             share = (args.budget - (time.perf_counter() - t_start)) / (len(plan) - i)
             deadline = time.perf_counter() + share
-            records = play(g, tables, n, range(args.max_deals), args.seed, args.workers, progress=label, deadline=deadline)
+            records = play(g, tables, n, range(args.max_deals), args.seed, args.workers, progress=label, deadline=deadline,
+                           save_replays=args.save_replays)
         deals = len({r["deal"] for r in records})
         res = summarize(records, tables, g, n, deals=deals, seed=args.seed, duplicate=True, mode="one-vs-rest")
         res["records"] = records

@@ -175,6 +175,7 @@ class Job:
     seed: int
     duplicate: bool
     tasks: tuple  # of (table, deal)
+    record_moves: bool = False  # for --save-replays
 
 
 _CACHE: dict = {}  # per process: envs and agent objects, reused across games
@@ -196,9 +197,10 @@ def _agent(spec: AgentSpec, game: str, num_players: int, seat: int):
     return _CACHE[key]
 
 
-def play_game(env, agents: Sequence[Any], seed: int) -> dict:
-    """Play one game; per seat: final score, summed reward, final rank."""
+def play_game(env, agents: Sequence[Any], seed: int, record_moves: bool = False) -> dict:
+    """Play one game; per seat: final score, summed reward, final rank (and every (seat, action) with record_moves)."""
     n = len(agents)
+    moves: list[tuple[int, int]] = []
     env.reset(seed=seed)
     seat = {a: i for i, a in enumerate(env.possible_agents)}
     rewards = [0.0] * n
@@ -207,7 +209,10 @@ def play_game(env, agents: Sequence[Any], seed: int) -> dict:
         if steps >= MAX_STEPS:
             raise RuntimeError(f"game with seed {seed} did not end in {MAX_STEPS} steps")
         obs, _, term, trunc, _ = env.last()
-        env.step(None if term or trunc else agents[seat[name]].act(obs))
+        action = None if term or trunc else agents[seat[name]].act(obs)
+        if record_moves and action is not None:
+            moves.append((seat[name], int(action)))
+        env.step(action)
         # The adapter clears rewards at the next step, so summing after every step counts each once.
         for a, r in env.rewards.items():
             rewards[seat[a]] += r
@@ -225,6 +230,7 @@ def play_game(env, agents: Sequence[Any], seed: int) -> dict:
         "scores": [int(final["final_scores"][a]) for a in names],
         "ranks": [int(final["final_ranks"][a]) for a in names],
         "rewards": [float(r) for r in rewards],
+        **({"moves": moves} if record_moves else {}),
     }
 
 
@@ -250,7 +256,7 @@ def play_job(job: Job) -> list[dict]:
                 a.reset()
                 agents.append(a)
             ds = deal_seed(job.seed, deal, r, job.duplicate)
-            g = play_game(env, agents, ds)
+            g = play_game(env, agents, ds, job.record_moves)
             out.append({"table": t, "deal": deal, "rotation": r, "deal_seed": ds, "agents": [s.name for s in lineup], **g})
     return out
 
@@ -279,12 +285,15 @@ def play(
     rule_options: dict | None = None,
     progress: bool | str = True,
     deadline: float | None = None,
+    save_replays: str | Path | None = None,
 ) -> list[dict]:
     """Play `deals` (deal indices) at every table; one record per game, in (table, deal, rotation) order.
 
     With a `deadline` (a `time.perf_counter()` value) play stops once it has
     passed, and only the deals finished at every table are kept: a prefix of
     `deals`, so the records are exactly those of a run over that prefix.
+    With `save_replays` (a folder) every kept game is also written there as a
+    replay file (`experiments.replay`).
     """
     tables = tuple(tuple(AgentSpec.of(s) for s in t) for t in tables)
     for t in tables:
@@ -295,7 +304,7 @@ def play(
     tasks = [(t, d) for d in deals for t in range(len(tables))]
     opts = tuple(sorted((rule_options or {}).items()))
     chunk = max(1, min(50, len(tasks) // (max(workers, 1) * 8) or 1))
-    jobs = [Job(game, num_players, opts, tables, seed, duplicate, tuple(tasks[i : i + chunk])) for i in range(0, len(tasks), chunk)]
+    jobs = [Job(game, num_players, opts, tables, seed, duplicate, tuple(tasks[i : i + chunk]), save_replays is not None) for i in range(0, len(tasks), chunk)]
     from tqdm import tqdm
 
     label = progress if isinstance(progress, str) else f"{game} {num_players}p"
@@ -324,6 +333,10 @@ def play(
     records = [r for r in records if r["deal"] in kept]
     position = {d: i for i, d in enumerate(deals)}
     records.sort(key=lambda r: (r["table"], position[r["deal"]], r["rotation"]))
+    if save_replays is not None:
+        from experiments.replay import save_records
+
+        save_records(records, save_replays, game, num_players, rule_options)
     return records
 
 
@@ -474,6 +487,7 @@ def run_tournament(
     rule_options: dict | None = None,
     progress: bool | str = True,
     first_deal: int = 0,
+    save_replays: str | Path | None = None,
 ) -> dict:
     """Play a tournament and return its summary (plus "records", one per game)."""
     num_players = check_game(game, num_players)
@@ -481,7 +495,8 @@ def run_tournament(
     for spec in distinct(s for t in tables for s in t):
         spec.make(game, num_players, seed=0)  # fail early, in this process, on a missing agent
     t0 = time.perf_counter()
-    records = play(game, tables, num_players, range(first_deal, first_deal + deals), seed, workers, duplicate, rule_options, progress)
+    records = play(game, tables, num_players, range(first_deal, first_deal + deals), seed, workers, duplicate, rule_options, progress,
+                   save_replays=save_replays)
     wall = time.perf_counter() - t0
     result = summarize(records, tables, game, num_players, deals=deals, seed=seed, duplicate=duplicate, workers=workers, wall_s=wall)
     result["records"] = records
@@ -683,6 +698,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="folder for JSON/CSV/Markdown/PNG (default: results/tournament-<time>)")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--save-replays", default=None, metavar="DIR", help="also write every game as DIR/*.replay.jsonl (see experiments.replay)")
     args = p.parse_args(argv)
 
     available = envs.available_games()
@@ -700,7 +716,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             s.make(args.game, n, seed=0)
     except (ValueError, ImportError, FileNotFoundError) as e:
         p.error(str(e))
-    res = run_tournament(args.game, specs, n, args.games, args.seed, args.workers, args.mode, not args.plain, progress=not args.quiet)
+    res = run_tournament(args.game, specs, n, args.games, args.seed, args.workers, args.mode, not args.plain, progress=not args.quiet,
+                         save_replays=args.save_replays)
     out = Path(args.out) if args.out else Path("results") / time.strftime("tournament-%Y%m%d-%H%M%S")
     write_reports([res], out, plots=not args.no_plots)
     print(markdown([res]), end="")

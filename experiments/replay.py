@@ -1,0 +1,253 @@
+"""Replay files: one recorded game per ``*.replay.jsonl`` file.
+
+    python -m experiments.tournament --game neu --games 5 --save-replays replays/
+    python -m experiments.web --replays replays/          # watch them in the browser
+
+A replay is JSON Lines. The first line is a header, every further line one
+move, and the last line the recorded result::
+
+    {"format": "cardzoo-replay", "version": 1, "env": "neu_v0", "game": "neu", "num_players": 4,
+     "rule_options": {}, "seed": 123, "agents": ["heuristic", "random", ...], "cardzoo": "0.1.0",
+     "move": ["step", "seat", "action"]}
+    [0, 0, 17]
+    [1, 1, 3]
+    ...
+    {"result": {"scores": [0, 0, 2, 0], "ranks": [3, 2, 1, 4]}}
+
+The seed and the actions are the source of truth: the engine is reset with
+``numpy.random.default_rng(seed)`` (what ``env.reset(seed=seed)`` does) and
+the actions are applied in order, which gives back the whole game, every
+hidden card included. ``rule_options`` are the engine's resolved options
+(defaults filled in), so a later change of a default does not change old
+replays. `load` replays the moves and checks that every move was legal and
+that the final scores and ranks are the recorded ones.
+
+A replay holds the whole deal (through the seed): it is a spectator's record.
+`experiments.web` shows it from one seat's view without sending the seed or
+the actions to that seat.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+FORMAT = "cardzoo-replay"
+VERSION = 1
+SUFFIX = ".replay.jsonl"
+MOVE_FIELDS = ["step", "seat", "action"]
+
+
+def package_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("cardzoo")
+    except metadata.PackageNotFoundError:  # running from a checkout that was never installed
+        return "unknown"
+
+
+def engine_class(game: str):
+    import envs
+
+    return envs.module(game).raw_env.engine_cls
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, (tuple, list)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+@dataclass
+class Replay:
+    """One recorded game: enough to play it again exactly."""
+
+    game: str
+    num_players: int
+    seed: int
+    agents: list[str]
+    rule_options: dict = field(default_factory=dict)
+    moves: list[tuple[int, int]] = field(default_factory=list)  # (seat, action) in order
+    result: dict | None = None  # {"scores": [...], "ranks": [...]} as recorded
+    cardzoo: str = ""
+
+    def new_engine(self):
+        """A fresh engine for this game, reset with the recorded seed (before the first move)."""
+        engine = engine_class(self.game)(self.num_players, **self.rule_options)
+        engine.reset(np.random.default_rng(self.seed))
+        return engine
+
+    def states(self) -> Iterator[tuple[Any, tuple[int, int] | None]]:
+        """(engine, the move that led there) before the first move and after each move.
+
+        The same engine object is yielded every time, stepped in place; a
+        move that does not fit (wrong seat, illegal action, game already
+        over) raises ValueError naming the step.
+        """
+        engine = self.new_engine()
+        yield engine, None
+        for step, (seat, action) in enumerate(self.moves):
+            if engine.game_over:
+                raise ValueError(f"{self.game} replay: move {step} comes after the end of the game")
+            if seat != engine.current_player:
+                raise ValueError(f"{self.game} replay: move {step} is by player_{seat}, but player_{engine.current_player} is to act")
+            if not 0 <= action < engine.num_actions or not engine.legal_mask()[action]:
+                raise ValueError(f"{self.game} replay: move {step} (action {action}) is not legal for player_{seat}")
+            engine.step(action)
+            yield engine, (seat, action)
+
+    def final(self) -> dict:
+        """Play every move again; the final scores and ranks (ValueError when the game does not end)."""
+        engine = None
+        for engine, _ in self.states():
+            pass
+        if not engine.game_over:
+            raise ValueError(f"{self.game} replay: the game has not ended after its {len(self.moves)} moves")
+        return {"scores": [int(s) for s in engine.scores], "ranks": [int(r) for r in engine.ranks()]}
+
+    def check(self) -> None:
+        """ValueError unless playing the moves again ends with the recorded result."""
+        got = self.final()
+        if self.result is not None and got != self.result:
+            raise ValueError(f"{self.game} replay: playing the moves again gives {got}, the file recorded {self.result}")
+
+    # -- text ---------------------------------------------------------------------
+    def header(self) -> dict:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "env": f"{self.game}_v0",
+            "game": self.game,
+            "num_players": self.num_players,
+            "rule_options": _jsonable(self.rule_options),
+            "seed": int(self.seed),
+            "agents": list(self.agents),
+            "cardzoo": self.cardzoo or package_version(),
+            "move": MOVE_FIELDS,
+        }
+
+    def dumps(self) -> str:
+        lines = [json.dumps(self.header(), separators=(",", ":"))]
+        lines += [f"[{i},{s},{a}]" for i, (s, a) in enumerate(self.moves)]
+        if self.result is not None:
+            lines.append(json.dumps({"result": self.result}, separators=(",", ":")))
+        return "\n".join(lines) + "\n"
+
+
+def record(game: str, num_players: int, seed: int, agents: Sequence[str], moves: Sequence[tuple[int, int]],
+           scores: Sequence[int], ranks: Sequence[int], rule_options: dict | None = None) -> Replay:
+    """A Replay of a game just played, with the engine's resolved rule options."""
+    options = engine_class(game)(num_players, **(rule_options or {})).options
+    return Replay(
+        game=game,
+        num_players=num_players,
+        seed=int(seed),
+        agents=[str(a) for a in agents],
+        rule_options=dict(options),
+        moves=[(int(s), int(a)) for s, a in moves],
+        result={"scores": [int(x) for x in scores], "ranks": [int(x) for x in ranks]},
+        cardzoo=package_version(),
+    )
+
+
+def write(path: str | Path, replay: Replay) -> Path:
+    path = Path(path)
+    if not path.name.endswith(SUFFIX):
+        path = path.with_name(path.name + SUFFIX)
+    path.write_text(replay.dumps())
+    return path
+
+
+def loads(text: str, where: str = "replay") -> Replay:
+    """Parse a replay file's text; ValueError with the line number for anything malformed."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        raise ValueError(f"{where}: empty file")
+
+    def bad(i: int, what: str) -> ValueError:
+        return ValueError(f"{where}:{i + 1}: {what}")
+
+    try:
+        head = json.loads(lines[0])
+    except json.JSONDecodeError:
+        raise bad(0, "the header is not JSON") from None
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        raise bad(0, f"not a {FORMAT} header")
+    if head.get("version") != VERSION:
+        raise bad(0, f"format version {head.get('version')!r}; this cardzoo reads version {VERSION}")
+    try:
+        rep = Replay(
+            game=str(head["game"]),
+            num_players=int(head["num_players"]),
+            seed=int(head["seed"]),
+            agents=[str(a) for a in head["agents"]],
+            rule_options=dict(head.get("rule_options") or {}),
+            cardzoo=str(head.get("cardzoo", "")),
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        raise bad(0, f"header field missing or malformed: {e}") from None
+    for i, line in enumerate(lines[1:], start=1):
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            raise bad(i, "not JSON") from None
+        if isinstance(item, dict) and "result" in item and i == len(lines) - 1:
+            res = item["result"]
+            if not (isinstance(res, dict) and isinstance(res.get("scores"), list) and isinstance(res.get("ranks"), list)):
+                raise bad(i, "the result needs lists 'scores' and 'ranks'")
+            rep.result = {"scores": [int(x) for x in res["scores"]], "ranks": [int(x) for x in res["ranks"]]}
+            continue
+        if not (isinstance(item, list) and len(item) == 3 and all(type(x) is int for x in item)):
+            raise bad(i, "a move is [step, seat, action], three integers")
+        step, seat, action = item
+        if step != len(rep.moves):
+            raise bad(i, f"move numbered {step}, expected {len(rep.moves)}")
+        rep.moves.append((seat, action))
+    return rep
+
+
+def read(path: str | Path) -> Replay:
+    path = Path(path)
+    return loads(path.read_text(), where=str(path))
+
+
+def read_header(path: str | Path) -> dict:
+    """Only the first line (cheap, for listing a folder of replays)."""
+    with open(path) as f:
+        head = json.loads(f.readline())
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a {FORMAT} file")
+    return head
+
+
+def load(path: str | Path) -> Replay:
+    """Read a replay and check that it replays to its recorded result."""
+    rep = read(path)
+    rep.check()
+    return rep
+
+
+def save_records(records: list[dict], folder: str | Path, game: str, num_players: int,
+                 rule_options: dict | None = None) -> list[Path]:
+    """Write the tournament records that carry "moves" as replay files (the moves are taken out of the records).
+
+    One file per game, named ``<game>-<n>p-t<table>-d<deal>-r<rotation>.replay.jsonl``.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for r in records:
+        moves = r.pop("moves", None)
+        if moves is None:
+            continue
+        rep = record(game, num_players, r["deal_seed"], r["agents"], moves, r["scores"], r["ranks"], rule_options)
+        name = f"{game}-{num_players}p-t{r['table']}-d{r['deal']}-r{r['rotation']}{SUFFIX}"
+        written.append(write(folder / name, rep))
+    return written

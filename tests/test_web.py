@@ -1,0 +1,380 @@
+"""Replay files and the web server's API, against a real server on a free port.
+
+The leak test works on what the server sends: for every seat of one recorded
+game of each game, every frame served for that seat must be exactly what the
+frame function makes of the engine after ``shuffle_hidden(seat)`` redeals all
+that seat cannot see (other hands, the draw pile, face-down cards), and the
+same for every other move the acting player could have made that leaves the
+seat's observation unchanged (a hidden decision, a secret number in an offer).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from experiments import replay, soak, tournament, web
+from tests.conftest import GAMES
+from tests.helpers import cli_error_line
+
+
+@contextlib.contextmanager
+def serve(folder=None):
+    """A real server on a free loopback port, in a thread; yields its base URL."""
+    server = web.WebServer(folder, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.url.rstrip("/")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def request(method: str, url: str, body=None, raw: bytes | None = None) -> tuple[int, dict]:
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as res:
+            return res.status, json.loads(res.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def record_games(folder: Path, game: str, seed: int = 0) -> list[dict]:
+    """One deal of `game` (every seat rotation) between the heuristic and random bots, saved as replays."""
+    n = tournament.check_game(game, None)
+    table = [tournament.AgentSpec.of("heuristic")] + [tournament.AgentSpec.of("random")] * (n - 1)
+    return tournament.play(game, [table], n, range(1), seed, progress=False, save_replays=folder)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("replays")
+    records = {g: record_games(folder, g) for g in GAMES}
+    with serve(folder) as url:
+        yield folder, records, url
+
+
+def rid(game: str, r: dict) -> str:
+    n = len(r["agents"])
+    return f"{game}-{n}p-t{r['table']}-d{r['deal']}-r{r['rotation']}"
+
+
+# -- replay files -----------------------------------------------------------------------
+def test_replay_round_trip(recorded):
+    folder, records, url = recorded
+    for game, recs in records.items():
+        for r in recs:
+            path = folder / (rid(game, r) + replay.SUFFIX)
+            text = path.read_text()
+            rep = replay.load(path)  # replays every move and checks the recorded result
+            assert "moves" not in r, "the moves go to the file, not into the tournament's records"
+            assert rep.final() == {"scores": r["scores"], "ranks": r["ranks"]}
+            assert rep.seed == r["deal_seed"] and rep.agents == r["agents"] and rep.game == game
+            assert replay.loads(text).dumps() == text
+            head = json.loads(text.splitlines()[0])
+            assert {"version", "env", "num_players", "rule_options", "seed", "agents", "cardzoo"} <= set(head)
+            # served: one frame per move plus the start, ending with the recorded result
+            status, got = request("GET", f"{url}/api/replays/{rid(game, r)}?view=spectator")
+            assert status == 200
+            assert len(got["frames"]) == len(rep.moves) + 1
+            assert got["frames"][-1]["result"] == {"scores": r["scores"], "ranks": r["ranks"]}
+            assert [f["over"] for f in got["frames"]].count(True) == 1
+
+
+def test_replay_checks_its_moves_and_result(recorded):
+    folder, records, _ = recorded
+    r = records["neu"][0]
+    lines = (folder / (rid("neu", r) + replay.SUFFIX)).read_text().splitlines()
+    step, seat, action = json.loads(lines[1])
+    rep = replay.loads("\n".join(lines))
+    mask = rep.new_engine().legal_mask()
+    illegal = int(np.flatnonzero(mask == 0)[0])
+    bad_move = lines[:1] + [json.dumps([0, seat, illegal])] + lines[2:]
+    with pytest.raises(ValueError, match="move 0 .* not legal"):
+        replay.loads("\n".join(bad_move)).check()
+    bad_result = lines[:-1] + [json.dumps({"result": {"scores": [99] * len(r["scores"]), "ranks": r["ranks"]}})]
+    with pytest.raises(ValueError, match="the file recorded"):
+        replay.loads("\n".join(bad_result)).check()
+    with pytest.raises(ValueError, match=r":3: move numbered 5, expected 1"):
+        replay.loads("\n".join(lines[:2] + ["[5,0,0]"]))
+    with pytest.raises(ValueError, match=r":1: not a cardzoo-replay header"):
+        replay.loads('{"hello": 1}')
+    with pytest.raises(ValueError, match="format version 9"):
+        replay.loads(lines[0].replace('"version":1', '"version":9'))
+
+
+def test_tournament_and_compare_save_replays(tmp_path):
+    out = tmp_path / "t"
+    tournament.main(["--game", "deadfall", "--players", "3", "--games", "1", "--quiet", "--no-plots",
+                     "--out", str(tmp_path / "res"), "--save-replays", str(out)])
+    files = sorted(out.glob("*" + replay.SUFFIX))
+    assert len(files) == 3  # one deal, three seat rotations
+    for f in files:
+        replay.load(f)
+    from experiments import compare
+
+    out2 = tmp_path / "c"
+    compare.main(["--games", "neu", "--players", "3", "--agents", "random,heuristic", "--deals", "1", "--workers", "1",
+                  "--no-plots", "--out", str(tmp_path / "cres"), "--save-replays", str(out2)])
+    files = sorted(out2.glob("*" + replay.SUFFIX))
+    assert len(files) == 2 * 3  # two one-vs-rest tables, three rotations
+    heads = [replay.load(f) for f in files]
+    assert {tuple(h.agents) for h in heads} >= {("random", "heuristic", "heuristic"), ("heuristic", "random", "random")}
+    results = json.loads((tmp_path / "cres" / "results.json").read_text())
+    assert "moves" not in json.dumps(results)
+
+
+# -- what a seat is sent -------------------------------------------------------------------
+def _look_alike_moves(engine, seat: int, rng, redeals: int = 8):
+    """Pairs of the acting player's secret moves that `seat` cannot tell apart: (a, engine after a, b, engine after b).
+
+    Two moves look alike when `seat`'s observation after them is the same, here and in
+    `redeals` copies where what `seat` cannot see was redealt (where both moves are legal
+    there), so that a chance equality (the card drawn from the pile equal to the one taken
+    from the supply) does not count.
+    """
+
+    def after(state, a):
+        g = soak.clone(state)
+        g.step(a)
+        return g
+
+    actor = engine.current_player
+    # Only moves with a secret part: a public move (a card played face up) may look alike in the
+    # observation, which holds the table and not its history, and still be told apart by everyone.
+    legal = [int(a) for a in np.flatnonzero(engine.legal_mask())
+             if engine.public_action_name(int(a), actor) != engine.action_name(int(a), actor)]
+    here = {a: after(engine, a) for a in legal}
+    obs = {a: g.observe(seat).tobytes() for a, g in here.items()}
+    candidates = [(a, b) for i, a in enumerate(legal) for b in legal[i + 1:] if obs[a] == obs[b]]
+    if not candidates:
+        return []
+    copies = []
+    for _ in range(redeals):
+        g = soak.clone(engine)
+        g.shuffle_hidden(seat, rng)
+        copies.append(g)
+
+    def same_everywhere(a, b):
+        for c in copies:
+            mask = c.legal_mask()
+            if mask[a] and mask[b] and after(c, a).observe(seat).tobytes() != after(c, b).observe(seat).tobytes():
+                return False
+        return True
+
+    return [(a, here[a], b, here[b]) for a, b in candidates if same_everywhere(a, b)]
+
+
+def frame_leaks(rep: replay.Replay, served: dict[int, list[dict]], rng) -> tuple[list[str], dict]:
+    """What the frames served for each seat show that the seat may not know; ([], counts) when nothing.
+
+    Every served frame must be the frame function's output for the recorded game, must
+    not change when `shuffle_hidden(seat)` redeals what the seat cannot see, and must be
+    the same for any two secret moves of the actor that leave the seat's observation the same.
+    """
+    game, n = rep.game, rep.num_players
+    problems: list[str] = []
+    counts = {"redealt": set(), "alternatives": 0}
+    prev = None
+    for step, (engine, move) in enumerate(rep.states()):
+        for seat in range(n):
+            shown = served[seat][step]
+            named = None if move is None else web.shown_move(prev, move[0], move[1], seat)
+            if shown != web.frame(engine, seat, step, named):
+                problems.append(f"{game} step {step}: the frame served to player_{seat} is not that seat's view of the game")
+            places = engine.card_places()
+            for _ in range(2):
+                g = soak.clone(engine)
+                g.shuffle_hidden(seat, rng)
+                counts["redealt"].update(k for k, v in g.card_places().items() if v != places[k])
+                if web.frame(g, seat, step, shown["move"]) != shown:
+                    problems.append(f"{game} step {step}: player_{seat}'s frame changed when the cards it cannot see were redealt")
+            if prev is not None and move[0] != seat:
+                for a, ga, b, gb in _look_alike_moves(prev, seat, rng):
+                    counts["alternatives"] += 1
+                    fa = web.frame(ga, seat, step, web.shown_move(prev, move[0], a, seat))
+                    fb = web.frame(gb, seat, step, web.shown_move(prev, move[0], b, seat))
+                    if fa != fb:
+                        problems.append(
+                            f"{game} step {step}: player_{seat} can tell apart player_{move[0]}'s moves "
+                            f"{prev.action_name(a, move[0])!r} and {prev.action_name(b, move[0])!r}, which its observation cannot")
+        prev = soak.clone(engine)
+    return problems, counts
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_seat_frames_do_not_depend_on_hidden_cards_or_decisions(recorded, game):
+    folder, records, url = recorded
+    r = records[game][0]
+    rep = replay.read(folder / (rid(game, r) + replay.SUFFIX))
+    served = {}
+    for seat in range(rep.num_players):
+        status, got = request("GET", f"{url}/api/replays/{rid(game, r)}?view={seat}")
+        assert status == 200 and got["view"] == seat
+        assert "seed" not in got and "moves" not in got, "a seat's view must not carry the deal"
+        served[seat] = got["frames"]
+    problems, counts = frame_leaks(rep, served, np.random.default_rng(0))
+    assert not problems, "; ".join(problems[:3])
+    # The check is not vacuous: the redeal moved other hands, and secret moves were compared.
+    assert {f"hand {s}" for s in range(rep.num_players)} & counts["redealt"], "the redeal never moved a hidden card"
+    if game in ("deadfall", "not_for_me", "not_your_mas_jong"):
+        assert counts["alternatives"] > 0, f"{game}: no secret move was checked"
+    _, spectator = request("GET", f"{url}/api/replays/{rid(game, r)}?view=spectator")
+    assert any(f["text"] != served[0][i]["text"] for i, f in enumerate(spectator["frames"])), "the spectator sees no more"
+
+
+@pytest.mark.parametrize("game,plant", [
+    ("neu", "spectator text"),  # every hand in a seat's view
+    ("deadfall", "full move names"),  # the face-down door card named to everyone
+    ("not_for_me", "full move names"),  # the number inside a For You offer
+    ("not_your_mas_jong", "full move names"),  # a steal decision named before it is resolved
+])
+def test_planted_frame_leaks_are_caught(recorded, monkeypatch, game, plant):
+    folder, records, _ = recorded
+    rep = replay.read(folder / (rid(game, records[game][0]) + replay.SUFFIX))
+    if plant == "spectator text":
+        original = web.frame
+        monkeypatch.setattr(web, "frame", lambda e, view, step, move: {**original(e, view, step, move), "text": e.render()})
+    else:
+        monkeypatch.setattr(web, "shown_move", lambda e, seat, a, view: {"seat": seat, "name": e.action_name(a, seat)})
+    served = {seat: web.replay_frames(rep, seat) for seat in range(rep.num_players)}
+    problems, _ = frame_leaks(rep, served, np.random.default_rng(0))
+    assert problems, f"the leak check missed the planted leak ({plant}) in {game}"
+
+
+def test_spectator_only_on_request(recorded):
+    folder, records, url = recorded
+    r = records["neu"][0]
+    rep = replay.read(folder / (rid("neu", r) + replay.SUFFIX))
+    engine = rep.new_engine()
+    status, default = request("GET", f"{url}/api/replays/{rid('neu', r)}")
+    assert status == 200 and default["view"] == 0
+    assert default["frames"][0]["text"] == engine.view(0) != engine.render()
+    assert "seed" not in default
+    status, spec = request("GET", f"{url}/api/replays/{rid('neu', r)}?view=spectator")
+    assert spec["view"] == "spectator" and spec["frames"][0]["text"] == engine.render()
+    assert spec["seed"] == rep.seed
+    status, listing = request("GET", f"{url}/api/replays")
+    assert status == 200 and len(listing["replays"]) == sum(len(v) for v in records.values())
+    assert all(set(e) == {"id", "game", "players", "agents"} for e in listing["replays"])
+
+
+def test_bad_replay_requests(recorded):
+    _, records, url = recorded
+    r = records["neu"][0]
+    status, got = request("GET", f"{url}/api/replays/{rid('neu', r)}?view=7")
+    assert status == 400 and "view must be a seat from 0 to 3 or 'spectator'" in got["error"]
+    status, got = request("GET", f"{url}/api/replays/no-such-game")
+    assert status == 404 and "no replay" in got["error"]
+    status, got = request("GET", f"{url}/api/replays/..%2F..%2Fetc%2Fpasswd")
+    assert status == 404
+    status, got = request("GET", f"{url}/nothing-here")
+    assert status == 404
+
+
+# -- playing against the bots ----------------------------------------------------------------
+def play_through(url: str, seed: int, choose=lambda legal: legal[0]) -> tuple[list[dict], dict]:
+    status, got = request("POST", f"{url}/api/games", {"game": "neu", "players": 4, "human": 1, "bots": "heuristic", "seed": seed})
+    assert status == 200, got
+    frames, last = list(got["frames"]), got
+    while not last["over"]:
+        assert last["legal"], "the game waits for the human but offers no move"
+        status, last = request("POST", f"{url}/api/games/{got['id']}/act", {"action": choose(last["legal"])["action"]})
+        assert status == 200, last
+        frames += last["frames"]
+    return frames, last
+
+
+def test_play_a_whole_game_against_bots():
+    with serve() as url:
+        frames, last = play_through(url, seed=5)
+        assert [f["step"] for f in frames] == list(range(len(frames)))
+        assert last["result"] == frames[-1]["result"] and sorted(last["result"]["ranks"])[0] == 1
+        assert last["seed"] == 5
+        # the same seed and the same choices give the same game
+        again, _ = play_through(url, seed=5)
+        assert again == frames
+        # the human's frames are the seat's view of that game
+        rep = replay.Replay("neu", 4, 5, ["heuristic", "you", "heuristic", "heuristic"])
+        engine = rep.new_engine()
+        assert frames[0]["text"] == engine.view(1)
+        # a finished game is gone
+        status, got = request("POST", f"{url}/api/games/{last['id']}/act", {"action": 0})
+        assert status == 404 and "no open game" in got["error"]
+
+
+def test_bad_game_requests_get_400_with_one_line():
+    with serve() as url:
+        status, got = request("POST", f"{url}/api/games", {"game": "neu", "players": 4, "human": 0, "seed": 1})
+        gid = got["id"]
+        legal = {m["action"] for m in got["legal"]}
+        illegal = next(a for a in range(100) if a not in legal)
+        cases = [
+            ("POST", f"/api/games/{gid}/act", {"action": illegal}, "is not legal now; legal:"),
+            ("POST", f"/api/games/{gid}/act", {"action": "3"}, "action must be an integer"),
+            ("POST", f"/api/games/{gid}/act", {"name": "dance"}, "unknown action name 'dance'"),
+            ("POST", f"/api/games/{gid}/act", {"action": 1, "name": "x"}, "send one of"),
+            ("POST", "/api/games", {"game": "chess"}, "unknown game 'chess'; valid games:"),
+            ("POST", "/api/games", {"game": "neu", "players": 9}, "neu takes 2 to"),
+            ("POST", "/api/games", {"game": "neu", "human": 4}, "human must be a seat from 0 to 3"),
+            ("POST", "/api/games", {"game": "neu", "bots": "genius"}, "unknown agent kind 'genius'"),
+            ("POST", "/api/games", {"game": "neu", "colour": "red"}, "unknown field(s) colour"),
+            ("POST", "/api/games", {"game": "deadfall", "rule_options": {"rounds": 0}}, "bad rule option rounds=0"),
+            ("POST", "/api/games", [1, 2], "must be a JSON object"),
+        ]
+        for method, path, body, message in cases:
+            status, got = request(method, url + path, body)
+            assert status == 400, (body, got)
+            assert message in got["error"] and "\n" not in got["error"], (body, got)
+        status, got = request("POST", f"{url}/api/games", raw=b"{not json")
+        assert status == 400 and got["error"].startswith("request body is not JSON")
+        status, got = request("POST", f"{url}/api/games/feedbeef/act", {"action": 0})
+        assert status == 404
+        # the game survived the bad requests and still plays
+        status, got = request("POST", f"{url}/api/games/{gid}/act", {"action": min(legal)})
+        assert status == 200
+
+
+def test_open_games_are_bounded():
+    table = web.GameTable(max_games=3, idle_s=3600)
+    ids = [table.create({"game": "neu", "seed": s})["id"] for s in range(5)]
+    assert list(table.games) == ids[2:]
+    with pytest.raises(web.ApiError) as e:
+        table.act(ids[0], {"action": 0})
+    assert e.value.status == 404
+    table.idle_s = 0.0
+    table.create({"game": "neu", "seed": 9})
+    assert len(table.games) == 1  # the idle ones went
+
+
+# -- command line ------------------------------------------------------------------------------
+def test_cli_rejects_missing_folder(capsys, tmp_path):
+    line = cli_error_line(web.main, ["--replays", str(tmp_path / "nope")], capsys)
+    assert "is not a folder" in line
+
+
+def test_cli_serves_on_loopback_and_says_so(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "experiments.web", "--port", "0", "--replays", str(tmp_path)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "http://127.0.0.1:" in line and "loopback only" in line, line
+        url = line.split(" at ")[1].split()[0]
+        with urllib.request.urlopen(url, timeout=10) as res:
+            assert b"<script src=\"app.js\">" in res.read()
+        with urllib.request.urlopen(url + "app.js", timeout=10) as res:
+            assert res.headers["Content-Type"].startswith("text/javascript")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
