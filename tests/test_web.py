@@ -314,6 +314,27 @@ def test_play_a_whole_game_against_bots():
         assert status == 404 and "no open game" in got["error"]
 
 
+@pytest.mark.parametrize("game", GAMES)
+def test_every_game_plays_to_the_end_through_the_api(game):
+    import random
+
+    rnd = random.Random(1)
+    with serve() as url:
+        status, got = request("POST", f"{url}/api/games", {"game": game, "human": 2, "bots": "random", "seed": 4})
+        assert status == 200, got
+        frames, last = list(got["frames"]), got
+        while not last["over"]:
+            move = rnd.choice(last["legal"])
+            by_name = rnd.random() < 0.5  # a move may be sent by its name too
+            body = {"name": move["name"]} if by_name else {"action": move["action"]}
+            status, last = request("POST", f"{url}/api/games/{got['id']}/act", body)
+            assert status == 200, last
+            assert last["frames"][0]["move"] == {"seat": 2, "name": move["name"]}
+            frames += last["frames"]
+        assert frames[-1]["over"] and sorted(frames[-1]["result"]["ranks"])[0] == 1
+        assert [f["step"] for f in frames] == list(range(len(frames)))
+
+
 def test_bad_game_requests_get_400_with_one_line():
     with serve() as url:
         status, got = request("POST", f"{url}/api/games", {"game": "neu", "players": 4, "human": 0, "seed": 1})
