@@ -57,9 +57,10 @@ def engine_class(game: str):
     return envs.module(game).raw_env.engine_cls
 
 
-def _jsonable(x: Any) -> Any:
+def jsonable(x: Any) -> Any:
+    """Rule options as JSON writes them (tuples become lists)."""
     if isinstance(x, (tuple, list)):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     if isinstance(x, np.integer):
         return int(x)
     return x
@@ -126,7 +127,7 @@ class Replay:
             "env": f"{self.game}_v0",
             "game": self.game,
             "num_players": self.num_players,
-            "rule_options": _jsonable(self.rule_options),
+            "rule_options": jsonable(self.rule_options),
             "seed": int(self.seed),
             "agents": list(self.agents),
             "cardzoo": self.cardzoo or package_version(),

@@ -189,7 +189,7 @@ class ReplayFolder:
             "env": f"{rep.game}_v0",
             "players": rep.num_players,
             "agents": rep.agents,
-            "rule_options": replay_format._jsonable(rep.rule_options),
+            "rule_options": replay_format.jsonable(rep.rule_options),
             "view": view,
             "frames": frames,
         }
@@ -208,6 +208,7 @@ class LiveGame:
         self.engine.reset(np.random.default_rng(seed))
         self.game, self.players, self.human, self.seed = game, players, human, seed
         self.kinds = bots
+        # Each bot's own stream, from the game's seed: the same seed and the same human moves give the same game.
         self.bots = [None if s == human else make_agent(bots[s], game, players, seed=seed * 7919 + s) for s in range(players)]
         self.step = 0
         self.touched = time.monotonic()
@@ -403,6 +404,11 @@ class Handler(BaseHTTPRequestHandler):
                 raise ApiError(404, f"nothing at {method} {url.path}")
         except ApiError as e:
             self._json(e.status, {"error": str(e)})
+        except Exception as e:  # a bug in an engine or a bot: say so in one line, keep serving
+            import traceback
+
+            traceback.print_exc()
+            self._json(500, {"error": f"internal error: {type(e).__name__}: {' '.join(str(e).split())}"})
 
     def _body(self) -> dict:
         try:
