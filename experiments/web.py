@@ -239,7 +239,7 @@ class LiveGame:
             "game": self.game,
             "players": self.players,
             "human": self.human,
-            "agents": ["you" if k is None else k for k in (None if s == self.human else self.kinds[s] for s in range(self.players))],
+            "agents": ["you" if s == self.human else self.kinds[s] for s in range(self.players)],
             "frames": frames,
             "legal": legal,
             "over": bool(e.game_over),
@@ -251,8 +251,10 @@ class LiveGame:
 
 
 def _int(body: dict, key: str, default: Any = None) -> Any:
-    value = body.get(key, default)
-    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+    value = body.get(key)
+    if value is None:
+        return default
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
     raise ApiError(400, f"{key} must be an integer, got {value!r}")
 

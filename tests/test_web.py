@@ -348,6 +348,7 @@ def test_bad_game_requests_get_400_with_one_line():
             ("POST", f"/api/games/{gid}/act", {"action": 1, "name": "x"}, "send one of"),
             ("POST", "/api/games", {"game": "chess"}, "unknown game 'chess'; valid games:"),
             ("POST", "/api/games", {"game": "neu", "players": 9}, "neu takes 2 to"),
+            ("POST", "/api/games", {"game": "neu", "players": 2.5}, "players must be an integer, got 2.5"),
             ("POST", "/api/games", {"game": "neu", "human": 4}, "human must be a seat from 0 to 3"),
             ("POST", "/api/games", {"game": "neu", "bots": "genius"}, "unknown agent kind 'genius'"),
             ("POST", "/api/games", {"game": "neu", "colour": "red"}, "unknown field(s) colour"),

@@ -36,8 +36,8 @@ function el(tag, props, ...children) {
 function delay() { return Number($("speed").value); }
 
 // -- drawing a frame ---------------------------------------------------------------------
-function seatLabel(seat, agents, you) {
-  if (seat === you) return `player_${seat} (you)`;
+// In play mode the human's entry in `agents` is "you"; in watch mode every seat shows its agent.
+function seatLabel(seat, agents) {
   return agents && agents[seat] ? `player_${seat} (${agents[seat]})` : `player_${seat}`;
 }
 
@@ -45,7 +45,9 @@ function drawView(frame, you) {
   const view = $("view");
   view.replaceChildren();
   frame.text.split("\n").forEach((line, i) => {
-    const mine = you !== null && (line.includes(`player_${you} (you)`) || line.startsWith("Your hand"));
+    // The viewer's own line: "player_1 (you): ...", "> player_1: ..." or Neu's "Your hand: ...".
+    const bare = line.replace(/^[\s>]+/, "");
+    const mine = you !== null && (bare.startsWith(`player_${you} (you)`) || bare.startsWith(`player_${you}:`) || line.startsWith("Your hand"));
     view.append(el("div", { className: (i === 0 ? "head " : "") + (mine ? "you" : ""), textContent: line || " " }));
   });
 }
@@ -59,14 +61,14 @@ function drawResult(frame, agents, you) {
   const table = el("table", {}, el("tr", {}, el("th", { textContent: "rank" }), el("th", { textContent: "seat" }), el("th", { textContent: "score" })));
   for (const s of order) {
     table.append(el("tr", { className: s === you ? "you" : "" },
-      el("td", { textContent: String(ranks[s]) }), el("td", { textContent: seatLabel(s, agents, you) }), el("td", { textContent: String(scores[s]) })));
+      el("td", { textContent: String(ranks[s]) }), el("td", { textContent: seatLabel(s, agents) }), el("td", { textContent: String(scores[s]) })));
   }
   box.append(el("h2", { textContent: "Final scores and ranks" }), table);
 }
 
 function moveText(frame, agents, you) {
   if (!frame.move) return "start of the game";
-  return `${seatLabel(frame.move.seat, agents, you)}: ${frame.move.name}`;
+  return `${seatLabel(frame.move.seat, agents)}: ${frame.move.name}`;
 }
 
 function logItem(frame, agents, you, onClick) {
@@ -258,7 +260,8 @@ function setMode(mode) {
   $("view").replaceChildren(); $("moves").replaceChildren(); $("result").replaceChildren(); $("lastmove").textContent = "";
   $("info").textContent = mode === "watch" ? "Pick a replay on the left." : "Choose a game on the left and press Start.";
   if (mode === "watch" && state.replayId) openReplay(state.replayId, $("seat").value);
-  if (mode === "play") { state.game = null; }
+  clearTimeout(state.animating);
+  state.animating = null; state.queue = []; state.game = null;
 }
 
 function init() {
