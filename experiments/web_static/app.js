@@ -67,12 +67,13 @@ function drawResult(frame, agents, you) {
 }
 
 function moveText(frame, agents, you) {
-  if (!frame.move) return "start of the game";
-  return `${seatLabel(frame.move.seat, agents)}: ${frame.move.name}`;
+  const moved = frame.move ? `${seatLabel(frame.move.seat, agents)}: ${frame.move.name}` : "start of the game";
+  if (frame.to_act === null) return moved;
+  return `${moved}  →  ${frame.to_act === you ? "your turn" : `player_${frame.to_act} to act`}`;
 }
 
 function logItem(frame, agents, you, onClick) {
-  const li = el("li", { textContent: moveText(frame, agents, you), value: frame.step });
+  const li = el("li", { textContent: frame.move ? `${seatLabel(frame.move.seat, agents)}: ${frame.move.name}` : "start of the game", value: frame.step });
   if (frame.move && frame.move.seat === you) li.classList.add("mine");
   if (onClick) li.addEventListener("click", onClick);
   return li;
