@@ -23,7 +23,10 @@ an unknown id):
 * ``GET /api/replays/<id>?view=<seat>|spectator`` (default seat 0) -> the
   game's header and ``frames``: one before the first move and one after each
   move, each ``{"step", "move": {"seat", "name"} | null, "text", "to_act",
-  "over", "result": {"scores", "ranks"} | null}``.
+  "over", "result": {"scores", "ranks"} | null}``. In a seat's view, the
+  others' steal decisions in Not Your Ma's Jong (where being asked means
+  holding a legal steal) come without seats, as one frame per discard, and
+  ``to_act`` is null while they are pending.
 * ``POST /api/games`` with ``{"game", "players", "human", "bots", "seed",
   "rule_options"}`` (all but ``game`` optional; ``bots`` is an agent kind or
   one kind per seat) starts a game; the bots play up to the human's first
@@ -90,24 +93,46 @@ def parse_view(text: str | None, num_players: int) -> int | str:
     raise ApiError(400, f"view must be a seat from 0 to {num_players - 1} or 'spectator', got {text!r}")
 
 
+# Public move names of decisions where *who* is asked may be a secret: in Not Your Ma's Jong a
+# player may be asked about a discard only when it holds a legal steal. A seat's view shows
+# such decisions of the others without their seats, merged into one step per discard, and
+# never says who is to act while they are pending.
+SECRET_DECISIONS = {"decides on the steal"}
+
+
+def secret_turn(engine) -> bool:
+    """The player to act makes a decision whose seat is kept from the others."""
+    if engine.game_over:
+        return False
+    legal = np.flatnonzero(engine.legal_mask())
+    return legal.size > 0 and engine.public_action_name(int(legal[0]), engine.current_player) in SECRET_DECISIONS
+
+
 def shown_move(engine, seat: int, action: int, view: int | str) -> dict:
     """`seat`'s move as `view` sees it, named from the table *before* the move (Not For Me's offer
-    counts the cards it takes): by its full name for the one who made it and for the spectator."""
+    counts the cards it takes): by its full name for the one who made it and for the spectator,
+    by its public name for the others, without the seat for a secret decision (``"seat": None``)."""
     if view == "spectator" or view == seat:
-        name = engine.action_name(action, seat)
-    else:
-        name = engine.public_action_name(action, seat)
-    return {"seat": seat, "name": name}
+        return {"seat": seat, "name": engine.action_name(action, seat)}
+    name = engine.public_action_name(action, seat)
+    return {"seat": None if name in SECRET_DECISIONS else seat, "name": name}
+
+
+def shows_frame(engine_after, move: dict, view: int | str) -> bool:
+    """Whether `view` gets a frame for `move`: another seat's secret decision shows only once
+    the decisions on that discard are over (its outcome), not one frame per player asked."""
+    return move["seat"] is not None or not secret_turn(engine_after)
 
 
 def frame(engine, view: int | str, step: int, move: dict | None) -> dict:
-    """What `view` sees after `step` moves; `move` (from `shown_move`) is the move that led here."""
+    """What `view` sees at its `step`-th frame; `move` (from `shown_move`) is the move that led here."""
     over = bool(engine.game_over)
+    hide_actor = view != "spectator" and secret_turn(engine)
     return {
         "step": step,
         "move": move,
         "text": engine.render() if view == "spectator" else engine.view(view),
-        "to_act": None if over else int(engine.current_player),
+        "to_act": None if over or hide_actor else int(engine.current_player),
         "over": over,
         "result": {"scores": [int(s) for s in engine.scores], "ranks": [int(r) for r in engine.ranks()]} if over else None,
     }
@@ -115,8 +140,9 @@ def frame(engine, view: int | str, step: int, move: dict | None) -> dict:
 
 def replay_frames(rep: replay_format.Replay, view: int | str) -> list[dict]:
     frames, shown = [], None
-    for step, (engine, move) in enumerate(rep.states()):
-        frames.append(frame(engine, view, step, shown))
+    for step, (engine, _) in enumerate(rep.states()):
+        if shown is None or shows_frame(engine, shown, view):
+            frames.append(frame(engine, view, len(frames), shown))
         if step < len(rep.moves):
             shown = shown_move(engine, *rep.moves[step], view)  # the next move, named before it is made
     return frames
@@ -214,19 +240,24 @@ class LiveGame:
         self.touched = time.monotonic()
 
     def bots_move(self) -> list[dict]:
-        """The bots' moves up to the human's next decision (or the end), one frame each."""
+        """The bots' moves up to the human's next decision (or the end), one frame each (see `shows_frame`)."""
         e, frames = self.engine, []
         for _ in range(MAX_BOT_STEPS):
             if e.game_over or e.current_player == self.human:
                 return frames
             seat = e.current_player
             action = int(self.bots[seat].act({"observation": e.observe(seat), "action_mask": e.legal_mask()}))
-            frames.append(self.apply(seat, action))
+            shown = self.apply(seat, action)
+            if shown is not None:
+                frames.append(shown)
         raise RuntimeError(f"{self.game}: the bots made {MAX_BOT_STEPS} moves without the game reaching the human")
 
-    def apply(self, seat: int, action: int) -> dict:
+    def apply(self, seat: int, action: int) -> dict | None:
+        """Play a move; the human's frame for it, or None when the human sees no frame for it."""
         shown = shown_move(self.engine, seat, action, self.human)
         self.engine.step(action)
+        if not shows_frame(self.engine, shown, self.human):
+            return None
         self.step += 1
         return frame(self.engine, self.human, self.step, shown)
 

@@ -185,21 +185,30 @@ def frame_leaks(rep: replay.Replay, served: dict[int, list[dict]], rng) -> tuple
     """
     game, n = rep.game, rep.num_players
     problems: list[str] = []
-    counts = {"redealt": set(), "alternatives": 0}
+    counts = {"redealt": set(), "alternatives": 0, "merged": 0}
+    index = [0] * n  # next served frame per seat
     prev = None
-    for step, (engine, move) in enumerate(rep.states()):
+    for engine, move in rep.states():
         for seat in range(n):
-            shown = served[seat][step]
             named = None if move is None else web.shown_move(prev, move[0], move[1], seat)
+            if named is not None and not web.shows_frame(engine, named, seat):
+                counts["merged"] += 1
+                continue
+            if index[seat] >= len(served[seat]):
+                problems.append(f"{game}: too few frames served to player_{seat}")
+                continue
+            shown = served[seat][index[seat]]
+            step = index[seat]
+            index[seat] += 1
             if shown != web.frame(engine, seat, step, named):
-                problems.append(f"{game} step {step}: the frame served to player_{seat} is not that seat's view of the game")
+                problems.append(f"{game} frame {step}: the frame served to player_{seat} is not that seat's view of the game")
             places = engine.card_places()
             for _ in range(2):
                 g = soak.clone(engine)
                 g.shuffle_hidden(seat, rng)
                 counts["redealt"].update(k for k, v in g.card_places().items() if v != places[k])
                 if web.frame(g, seat, step, shown["move"]) != shown:
-                    problems.append(f"{game} step {step}: player_{seat}'s frame changed when the cards it cannot see were redealt")
+                    problems.append(f"{game} frame {step}: player_{seat}'s frame changed when the cards it cannot see were redealt")
             if prev is not None and move[0] != seat:
                 for a, ga, b, gb in _look_alike_moves(prev, seat, rng):
                     counts["alternatives"] += 1
@@ -207,9 +216,10 @@ def frame_leaks(rep: replay.Replay, served: dict[int, list[dict]], rng) -> tuple
                     fb = web.frame(gb, seat, step, web.shown_move(prev, move[0], b, seat))
                     if fa != fb:
                         problems.append(
-                            f"{game} step {step}: player_{seat} can tell apart player_{move[0]}'s moves "
+                            f"{game} frame {step}: player_{seat} can tell apart player_{move[0]}'s moves "
                             f"{prev.action_name(a, move[0])!r} and {prev.action_name(b, move[0])!r}, which its observation cannot")
         prev = soak.clone(engine)
+    problems += [f"{game}: {len(served[s]) - index[s]} frames too many served to player_{s}" for s in range(n) if index[s] < len(served[s])]
     return problems, counts
 
 
@@ -230,6 +240,16 @@ def test_seat_frames_do_not_depend_on_hidden_cards_or_decisions(recorded, game):
     assert {f"hand {s}" for s in range(rep.num_players)} & counts["redealt"], "the redeal never moved a hidden card"
     if game in ("deadfall", "not_for_me", "not_your_mas_jong"):
         assert counts["alternatives"] > 0, f"{game}: no secret move was checked"
+    for seat, frames in served.items():
+        assert [f["step"] for f in frames] == list(range(len(frames)))
+        for f in frames:
+            # who decides on a steal is not told to the others, nor who is about to
+            if f["move"] and f["move"]["name"] in web.SECRET_DECISIONS:
+                assert f["move"]["seat"] in (None, seat)
+            if "discard up for stealing" in f["text"]:  # Ma's Jong, while steal decisions are pending
+                assert f["to_act"] is None
+    if game == "not_your_mas_jong":
+        assert counts["merged"] > 0, "no steal decision of another seat was played: the merging went unchecked"
     _, spectator = request("GET", f"{url}/api/replays/{rid(game, r)}?view=spectator")
     assert any(f["text"] != served[0][i]["text"] for i, f in enumerate(spectator["frames"])), "the spectator sees no more"
 

@@ -38,6 +38,7 @@ function delay() { return Number($("speed").value); }
 // -- drawing a frame ---------------------------------------------------------------------
 // In play mode the human's entry in `agents` is "you"; in watch mode every seat shows its agent.
 function seatLabel(seat, agents) {
+  if (seat === null) return "others (secret)";  // decisions whose seat is kept from this view
   return agents && agents[seat] ? `player_${seat} (${agents[seat]})` : `player_${seat}`;
 }
 
