@@ -235,6 +235,27 @@ def load(path: str | Path) -> Replay:
     return rep
 
 
+class MoveRecorder:
+    """An agent that plays as the wrapped one and appends each (seat, action) it plays to a list
+    shared by the whole table: what `experiments.tournament` wraps its agents in to save replays."""
+
+    def __init__(self, agent: Any, seat: int, moves: list):
+        self.agent, self.seat, self.moves = agent, seat, moves
+
+    @classmethod
+    def wrap(cls, agents: Sequence[Any]) -> list["MoveRecorder"]:
+        moves: list[tuple[int, Any]] = []
+        return [cls(a, s, moves) for s, a in enumerate(agents)]
+
+    def act(self, observation: dict) -> Any:
+        action = self.agent.act(observation)
+        self.moves.append((self.seat, action))
+        return action
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.agent, name)
+
+
 def save_records(records: list[dict], folder: str | Path, game: str, num_players: int,
                  rule_options: dict | None = None) -> list[Path]:
     """Write the tournament records that carry "moves" as replay files (the moves are taken out of the records).
@@ -246,8 +267,8 @@ def save_records(records: list[dict], folder: str | Path, game: str, num_players
     written = []
     for r in records:
         moves = r.pop("moves", None)
-        if moves is None:
-            continue
+        if moves is None or r.get("forfeit"):
+            continue  # a game an agent forfeited does not replay to an end
         rep = record(game, num_players, r["deal_seed"], r["agents"], moves, r["scores"], r["ranks"], rule_options)
         name = f"{game}-{num_players}p-t{r['table']}-d{r['deal']}-r{r['rotation']}{SUFFIX}"
         written.append(write(folder / name, rep))

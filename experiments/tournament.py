@@ -197,10 +197,9 @@ def _agent(spec: AgentSpec, game: str, num_players: int, seat: int):
     return _CACHE[key]
 
 
-def play_game(env, agents: Sequence[Any], seed: int, record_moves: bool = False) -> dict:
-    """Play one game; per seat: final score, summed reward, final rank (and every (seat, action) with record_moves)."""
+def play_game(env, agents: Sequence[Any], seed: int) -> dict:
+    """Play one game; per seat: final score, summed reward, final rank."""
     n = len(agents)
-    moves: list[tuple[int, int]] = []
     env.reset(seed=seed)
     seat = {a: i for i, a in enumerate(env.possible_agents)}
     rewards = [0.0] * n
@@ -209,10 +208,7 @@ def play_game(env, agents: Sequence[Any], seed: int, record_moves: bool = False)
         if steps >= MAX_STEPS:
             raise RuntimeError(f"game with seed {seed} did not end in {MAX_STEPS} steps")
         obs, _, term, trunc, _ = env.last()
-        action = None if term or trunc else agents[seat[name]].act(obs)
-        if record_moves and action is not None:
-            moves.append((seat[name], int(action)))
-        env.step(action)
+        env.step(None if term or trunc else agents[seat[name]].act(obs))
         # The adapter clears rewards at the next step, so summing after every step counts each once.
         for a, r in env.rewards.items():
             rewards[seat[a]] += r
@@ -230,7 +226,6 @@ def play_game(env, agents: Sequence[Any], seed: int, record_moves: bool = False)
         "scores": [int(final["final_scores"][a]) for a in names],
         "ranks": [int(final["final_ranks"][a]) for a in names],
         "rewards": [float(r) for r in rewards],
-        **({"moves": moves} if record_moves else {}),
     }
 
 
@@ -256,7 +251,13 @@ def play_job(job: Job) -> list[dict]:
                 a.reset()
                 agents.append(a)
             ds = deal_seed(job.seed, deal, r, job.duplicate)
-            g = play_game(env, agents, ds, job.record_moves)
+            if job.record_moves:
+                from experiments.replay import MoveRecorder
+
+                agents = MoveRecorder.wrap(agents)
+            g = play_game(env, agents, ds)
+            if job.record_moves:
+                g["moves"] = agents[0].moves
             out.append({"table": t, "deal": deal, "rotation": r, "deal_seed": ds, "agents": [s.name for s in lineup], **g})
     return out
 
