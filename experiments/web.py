@@ -49,7 +49,6 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
