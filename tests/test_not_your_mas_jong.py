@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from envs import not_your_mas_jong_v0
+from agents.heuristic.hand_distance import shanten, shanten_each
 from envs.not_your_mas_jong import (
     CARD_NAMES,
     DECK,
@@ -26,8 +27,6 @@ from envs.not_your_mas_jong import (
     STEAL,
     is_complete_concealed,
     parse_card,
-    shanten,
-    shanten_each,
 )
 from tests.helpers import GOLDEN, load, play_random_game, record_transcript, replay
 
