@@ -79,6 +79,7 @@ _NO_STEALS = bytes(NUM_ACTIONS - NUM_TYPES)
 
 # Phases
 DISCARD, STEAL = 0, 1
+STEAL_PHASES = ("every_player", "eligible")  # the `steal_phase` rule option
 
 # -- observation layout (seat-relative; seat r is r seats after the observer) ------
 OBS_HAND = 0  # 25 counts: own concealed hand
@@ -185,7 +186,16 @@ class NotYourMasJong(Engine):
     game_name = "not_your_mas_jong"
     deck = DECK
     min_players, max_players, default_players = 3, 4, 4
-    OPTIONS = {}  # RULES.md §4 fixes tokens (10), hand sizes and the round limits.
+    # RULES.md §4 fixes tokens (10), hand sizes and the round limits. Who is asked for a steal
+    # decision is this project's choice (see the shim's page, "Turn order and steal decisions").
+    OPTIONS = {
+        "steal_phase": (
+            "every_player",
+            lambda v: isinstance(v, str) and v in STEAL_PHASES,
+            "'every_player' (every other player decides on every discard) or 'eligible' "
+            "(only players holding a legal steal are asked; faster, but who is asked tells about their hands)",
+        ),
+    }
     num_actions = NUM_ACTIONS
 
     def __init__(self, num_players: int | None = None, **rule_options) -> None:
@@ -196,6 +206,7 @@ class NotYourMasJong(Engine):
         # block seen by player_0, each seat's pending steal claim, the seat to act.
         self.state_size = NUM_TYPES * n + NUM_TYPES + (self.obs_size - OBS_DISCARD) + 2 * n
         self.round_limit = ROUND_LIMIT[n]
+        self.ask_everyone = self.options["steal_phase"] == "every_player"
 
     # -- set-up ------------------------------------------------------------------
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
@@ -206,6 +217,7 @@ class NotYourMasJong(Engine):
         self.game_over = False
         self.round = 0
         self.ma = 0  # RULES.md [D]: player_0 is the Ma of round 1
+        self.final_round: int | None = None  # the round at which the game reached its end, before any tie-break
         # A Ma dealt a complete hand wins before anyone acts; reset() cannot
         # report it, so the event is handed out by the first step().
         self._pending_event = self._new_round(deal)
@@ -343,8 +355,13 @@ class NotYourMasJong(Engine):
         self.table[seat, SEAT_DISCARDS + card] += 1
         self.discard_piles[seat].append(card)
         n = self.num_players
-        # Only players with a legal steal are asked, in seat order after the discarder.
-        asked = [s % n for s in range(seat + 1, seat + n) if self._can_steal(s % n, card)]
+        # Seat order after the discarder. Asking only the players who hold a legal steal would
+        # tell everyone, through who is asked, something about their hands; "every_player" asks
+        # all, with a pass-only mask for those who cannot steal.
+        if self.ask_everyone:
+            asked = [s % n for s in range(seat + 1, seat + n)]
+        else:
+            asked = [s % n for s in range(seat + 1, seat + n) if self._can_steal(s % n, card)]
         if not asked:
             return self._next_turn(seat)
         self.phase = STEAL
@@ -438,11 +455,14 @@ class NotYourMasJong(Engine):
         n = self.num_players
         event = ScoreEvent(deltas, [True] * n, details)
         tokens = self.tokens
-        top = max(tokens)
-        tied = tokens.count(top) > 1
-        if min(tokens) == 0 or (self.round >= self.round_limit and (not tied or self.round >= self.round_limit + MAX_EXTRA_ROUNDS)):
-            # RULES.md: the game ends when a player has no tokens or at the round
-            # limit; [D] tied leaders play up to 3 extra rounds, then the tie stands.
+        if self.final_round is None and (min(tokens) == 0 or self.round >= self.round_limit):
+            # RULES.md: the game ends when a player has no tokens or at the round limit.
+            self.final_round = self.round
+        # RULES.md [D]: however it ended, tied leaders play up to 3 extra rounds, all seated (a
+        # player with no tokens too, paying what it has: nothing), then the tie stands.
+        if self.final_round is not None and (
+            tokens.count(max(tokens)) == 1 or self.round >= self.final_round + MAX_EXTRA_ROUNDS
+        ):
             self.game_over = True
             self.current_player = -1
             self.phase = DISCARD
@@ -515,7 +535,7 @@ class NotYourMasJong(Engine):
                 self._give(s, k)
             pool = pool[size:]
         self.draw = pool
-        if self.phase == STEAL:
+        if self.phase == STEAL and not self.ask_everyone:
             # Who is still to be asked depends on the redealt hands.
             card = self.current_discard
             after = [(self.current_player + r) % n for r in range(1, n)]
@@ -536,7 +556,7 @@ class NotYourMasJong(Engine):
     def view(self, seat: int) -> str:
         """The table as `seat` sees it: own hand, everyone's locked sets, discards and tokens."""
         n = self.num_players
-        extra = f" (extra round {self.round - self.round_limit})" if self.round > self.round_limit else ""
+        extra = self._extra_round_note()
         lines = [f"Not Your Ma's Jong round {self.round}{extra}: Ma player_{self.ma}, draw pile {len(self.draw)}; you are player_{seat}"]
         if self.phase == STEAL and not self.game_over:
             lines.append(f"  discard up for stealing: {CARD_NAMES[self.current_discard]} from player_{self.discarder}")
@@ -550,11 +570,15 @@ class NotYourMasJong(Engine):
             )
         return "\n".join(lines)
 
+    def _extra_round_note(self) -> str:
+        past = self.round - self.final_round if self.final_round is not None else 0
+        return f" (extra round {past})" if past > 0 else ""
+
     def hand_names(self, seat: int) -> list[str]:
         return [CARD_NAMES[k] for k in range(NUM_TYPES) for _ in range(self.hands[seat][k])]
 
     def render(self) -> str:
-        extra = f" (extra round {self.round - self.round_limit})" if self.round > self.round_limit else ""
+        extra = self._extra_round_note()
         lines = [f"Not Your Ma's Jong round {self.round}{extra}: Ma player_{self.ma}, draw pile {len(self.draw)}"]
         if self.phase == STEAL and not self.game_over:
             lines.append(f"  discard up for stealing: {CARD_NAMES[self.current_discard]} from player_{self.discarder}")

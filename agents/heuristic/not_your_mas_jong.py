@@ -102,6 +102,9 @@ class NotYourMasJongHeuristic(Agent):
     def act(self, observation: dict) -> int:
         obs = observation["observation"]
         legal = self.legal_actions(observation)
+        if len(legal) == 1:
+            # e.g. a steal decision with nothing to steal (asked so that who is asked tells nothing)
+            return int(legal[0])
         hand, locked_sets, seen, unseen = read_view(obs, self.num_players)
         if obs[OBS_PHASE] == 1:
             card = int(np.argmax(obs[OBS_DISCARD : OBS_DISCARD + NUM_TYPES]))
