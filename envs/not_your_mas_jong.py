@@ -65,7 +65,11 @@ SET_STEALS = {
 }
 # For each card type: (action, hand card, hand card) of the set steals that fit inside its suit.
 SET_STEAL_CARDS = tuple(
-    tuple((a, k + o1, k + o2) for a, (o1, o2) in SET_STEALS.items() if 0 <= k % RANKS + o1 < RANKS and 0 <= k % RANKS + o2 < RANKS)
+    tuple(
+        (a, k + o1, k + o2)
+        for a, (o1, o2) in SET_STEALS.items()
+        if 0 <= k % RANKS + o1 < RANKS and 0 <= k % RANKS + o2 < RANKS
+    )
     for k in range(NUM_TYPES)
 )
 

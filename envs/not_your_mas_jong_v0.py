@@ -67,16 +67,19 @@ decide on that card one at a time, in seat order after the discarder (the
 Cost of `"every_player"`, measured over whole games with every seat random
 (100 games) or heuristic (30 games): medians of steps per game, and the median
 rate of 3 runs, on 2 CPU cores shared with other test and training processes
-(load average about 12, so the rates are rough):
+(load average 15–18, so the rates are rough; two such runs differed by up to
+a factor of 2):
 
-| play (4 players) | agent steps per game, eligible → every_player | steps/s, eligible → every_player | games/s |
-|------------------|-----------------------------------------------|----------------------------------|---------|
-| random           | 446 → 1,302 (×2.9)                            | 21,600 → 28,100                  | 48 → 22 |
-| heuristic        | 214 → 544 (×2.5)                              | 1,550 → 2,940                    | 7.3 → 5.4 |
+| players, play | agent steps per game, eligible → every_player | steps/s, eligible → every_player | games/s |
+|---------------|-----------------------------------------------|----------------------------------|---------|
+| 4, random     | 446 → 1,302 (×2.9)                            | 13,100 → 20,100                  | 29 → 15 |
+| 4, heuristic  | 214 → 544 (×2.5)                              | 3,830 → 6,520                    | 18 → 12 |
+| 3, random     | 532 → 1,311 (×2.5)                            | 12,700 → 13,200                  | 24 → 10 |
+| 3, heuristic  | 186 → 394 (×2.1)                              | 1,910 → 4,860                    | 10 → 12 (noise) |
 
-(3 players: random 532 → 1,311 steps per game, heuristic 186 → 394.) The
-added steps are pass-only decisions, cheap for the engine and for agents, so
-steps/s rises while whole games take about 1.3–2.2 times as long.
+The added steps are pass-only decisions, cheap for the engine and for agents
+(the heuristic answers a forced move at once), so a whole game takes up to
+about 2.5 times as long, while there are 2–3 times as many agent steps.
 
 Decisions are hidden: no observation shows another player's decision. When
 all have answered, the claims are resolved: a claim by a player whom the card
