@@ -24,7 +24,8 @@ import numpy as np
 
 from agents.heuristic import heuristic_class
 from agents.heuristic.neu import NeuHeuristic
-from agents.heuristic.not_your_mas_jong import STEAL_FROM_HAND, acceptance, distance_after_steal, hand_distance, read_view
+from agents.heuristic.hand_distance import shanten_each
+from agents.heuristic.not_your_mas_jong import acceptance, distance_after_steal, hand_distance, read_view
 from envs import neu
 from envs import not_your_mas_jong as mj
 
@@ -47,7 +48,7 @@ def mas_jong_features(obs: np.ndarray, num_players: int) -> np.ndarray:
     hand, locked, _, unseen = read_view(obs, num_players)
     out = np.full(81, _FAR, np.float32)
     out[0] = hand_distance(tuple(hand), locked)
-    for k, d in enumerate(mj.shanten_each(hand, locked, -1)):
+    for k, d in enumerate(shanten_each(hand, locked, -1)):
         if d is not None:
             out[1 + k] = d
     out[30] = 0.0
@@ -56,10 +57,10 @@ def mas_jong_features(obs: np.ndarray, num_players: int) -> np.ndarray:
         hand[card] += 1
         out[30] = float(hand_distance(tuple(hand), locked) == 0)
         hand[card] -= 1
-        for i, offsets in enumerate(STEAL_FROM_HAND.values()):  # identical, as lowest, middle, highest
-            d = distance_after_steal(hand, locked, card, offsets)
+        for a, first, second in mj.SET_STEAL_CARDS[card]:  # identical, as lowest, middle, highest
+            d = distance_after_steal(hand, locked, (first, second))
             if d is not None:
-                out[26 + i] = d
+                out[26 + a - mj.A_STEAL_IDENTICAL] = d
     out[31:56] = unseen
     out[56:81] = 0.0
     closest = out[1:26].min()

@@ -19,6 +19,7 @@ about 40 us a step; ``tests/test_api_contract.py`` checks that the guarantees ho
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -65,10 +66,15 @@ class CardGameEnv(AECEnv):
 
     # -- spaces ------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self._known(agent)]
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        return self.action_spaces[self._known(agent)]
+
+    def _known(self, agent: Any) -> str:
+        if not isinstance(agent, str) or agent not in self._seat:
+            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
+        return agent
 
     # -- reset -------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -82,13 +88,18 @@ class CardGameEnv(AECEnv):
                 # to be accepted, so unknown keys warn instead of raising.
                 warnings.warn(f"ignoring unknown reset option(s) {unknown}; the only reset option is 'deal'", stacklevel=2)
             deal = options.get("deal")
-        if seed is not None or self._rng is None:
+        rng = self._rng
+        if seed is not None or rng is None:
             # reset() without a seed keeps drawing from the same stream, so a
             # seeded env gives a reproducible sequence of games.
             if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
                 raise ValueError(f"seed must be an integer or None, got {seed!r}")
-            self._rng = np.random.default_rng(seed)
-        self.game.reset(self._rng, deal)
+            rng = np.random.default_rng(seed)
+        if deal is None:
+            self.game.reset(rng)
+        else:
+            self._reset_with_deal(rng, deal)
+        self._rng = rng
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -100,12 +111,39 @@ class CardGameEnv(AECEnv):
         self._has_reset = True
         self._select_next()
 
+    def _reset_with_deal(self, rng: np.random.Generator, deal: Any) -> None:
+        """Reset the engine with a stacked deal; if the deal is refused, the env is left exactly as it was.
+
+        The engine finds a bad deal only while dealing, after it has started to
+        change its state (and to draw from the rng), so the old state is kept
+        and put back. The rng is shared with the engine by reference: it is
+        kept out of the copy and its position is restored instead.
+        """
+        game = self.game
+        old_rng = self._rng
+        memo = {} if old_rng is None else {id(old_rng): old_rng}
+        saved = copy.deepcopy(game.__getstate__(), memo)  # the engine's own pickling state
+        position = None if rng is not old_rng else rng.bit_generator.state
+        try:
+            game.reset(rng, deal)
+        except BaseException:
+            game.__dict__.clear()
+            if hasattr(game, "__setstate__"):
+                game.__setstate__(saved)
+            else:
+                game.__dict__.update(saved)
+            if position is not None:
+                rng.bit_generator.state = position
+            raise
+
     # -- observation -------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if not self._has_reset:
             raise RuntimeError("call reset() before observe()")
         game = self.game
-        seat = self._seat[agent]
+        seat = self._seat.get(agent) if type(agent) is str else None
+        if seat is None:
+            seat = self._seat[self._known(agent)]
         # Only the agent PettingZoo will step next may move: while a terminated
         # agent takes its None-step, the engine's next player must wait.
         if agent == self.agent_selection and seat == game.current_player and not game.game_over:
@@ -119,13 +157,20 @@ class CardGameEnv(AECEnv):
         if not self._has_reset:
             raise RuntimeError("call reset() before last()")
         agent = self.agent_selection
-        return (
-            self.observe(agent) if observe else None,
-            self._cumulative_rewards[agent],
-            self.terminations[agent],
-            self.truncations[agent],
-            self.infos[agent],
-        )
+        try:
+            return (
+                self.observe(agent) if observe else None,
+                self._cumulative_rewards[agent],
+                self.terminations[agent],
+                self.truncations[agent],
+                self.infos[agent],
+            )
+        except KeyError:
+            self._known(agent)
+            raise ValueError(
+                f"agent_selection {agent!r} has left the game; agents still in it are {self.agents} "
+                "(after the last None-step every agent is done: call reset() to play again)"
+            ) from None
 
     def state(self) -> np.ndarray:
         if not self._has_reset:
@@ -145,18 +190,19 @@ class CardGameEnv(AECEnv):
         game = self.game
         # Fast path for a plain in-range int; everything else goes through the full check.
         a = action if type(action) is int and 0 <= action < game.num_actions else self._check_action(action)
-        if self._rewards_dirty:
-            for k in self.rewards:
-                self.rewards[k] = 0.0
-            self._rewards_dirty = False
         if not game.legal_mask()[a]:
             if self.illegal_move == "raise":
+                # Checked before anything changes: a refused action leaves the env as it was.
                 raise ValueError(
                     f"illegal move {a} ({game.action_name(a, game.current_player)!r}) for {agent}; "
                     f"legal: {self.legal_action_names()}"
                 )
             self._penalise_illegal(agent)
             return
+        if self._rewards_dirty:
+            for k in self.rewards:
+                self.rewards[k] = 0.0
+            self._rewards_dirty = False
         self._cumulative_rewards[agent] = 0.0
         event = game.step(a)
         if event is None:
@@ -253,9 +299,7 @@ class CardGameEnv(AECEnv):
     def _seat_of(self, agent: str | None) -> int:
         if agent is None:
             return self.game.current_player
-        if agent not in self._seat:
-            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
-        return self._seat[agent]
+        return self._seat[self._known(agent)]
 
     def action_name(self, action: int, agent: str | None = None) -> str:
         """Readable name of an action for `agent` (default: the agent to act)."""

@@ -70,6 +70,18 @@ def parse_card(card) -> int:
     return rank
 
 
+def dead_target(tops, caller: int, rank: int) -> int:
+    """Who a DEAD call on `rank` is aimed at (RULES.md): of the seats whose top card (`tops`,
+    one value per seat, 0 = none) shows `rank`, the one nearest to the caller's right
+    (seats caller-1, caller-2, ...); -1 if none."""
+    n = len(tops)
+    for k in range(1, n):
+        s = (caller - k) % n
+        if tops[s] == rank:
+            return s
+    return -1
+
+
 # Bounds keep every chip count (at most 7 x MAX_CHIPS) inside the observation Box.
 MAX_CHIPS, MAX_HANDS = 100_000, 100_000
 
@@ -331,18 +343,9 @@ class Deadfall(Engine):
         self._cells[self._at_phase] = PLAY
         self._cells[self._at_seat[seat] + SEAT_STARTER] = 1
 
-    def dead_target(self, caller: int, rank: int) -> int:
-        """RULES.md: the player showing `rank` nearest to the caller's right (seats i-1, i-2, ...); -1 if none."""
-        n = self.num_players
-        for k in range(1, n):
-            s = (caller - k) % n
-            if self.tops[s] == rank:
-                return s
-        return -1
-
     def _dead(self, caller: int, rank: int) -> ScoreEvent:
         n = self.num_players
-        target = self.dead_target(caller, rank)
+        target = dead_target(self.tops, caller, rank)
         held = sum(hand[rank - 1] for hand in self.hands)  # the caller's own hand counts
         right = held == 0
         payer, winner = (target, caller) if right else (caller, target)

@@ -6,6 +6,8 @@ legal card loses the round and pays one chip; the last player with chips wins.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from envs.engine import (
@@ -37,6 +39,22 @@ _ALIASES = {"p": PASS, "t": TURN, "s": SHOT, "d": DOUBLE}
 _KIND_OF_NAME = {name: k for k, name in enumerate(KIND_NAMES)}
 CHIPS = 3
 HAND_SIZE = 3
+
+
+def playable(kind: int, total: int, owed: int) -> bool:
+    """May a card of `kind` be played at running total `total`, with `owed` plays still owed
+    this turn (RULES.md §3)? Number cards (1..10, 50, -10, -1) only if the total stays at or
+    under 101; a Double not as the first of two plays; 101, Pass, Turn and Shot always."""
+    if kind < CARD_101:
+        return total + NUMBER_VALUES[kind] <= 101
+    if kind == DOUBLE:
+        return owed == 1
+    return True
+
+
+@lru_cache(maxsize=4096)  # the totals met in play are few
+def _playable_row(total: int, owed: int) -> tuple[bool, ...]:
+    return tuple(playable(k, total, owed) for k in range(NUM_KINDS))
 
 
 def parse_card(card) -> int:
@@ -143,15 +161,8 @@ class Neu(Engine):
     def _legal_list(self) -> list[int]:
         seat = self.current_player
         hand = self.hands[seat]
-        room = 101 - self.total
-        legal = [1 if h and v <= room else 0 for h, v in zip(hand, NUMBER_VALUES)]
-        # RULES.md: a Double may not be the first of two plays.
-        legal += (
-            1 if hand[CARD_101] else 0,
-            1 if hand[PASS] else 0,
-            1 if hand[TURN] else 0,
-            1 if hand[DOUBLE] and self.owed == 1 else 0,
-        )
+        ok = _playable_row(self.total, self.owed)
+        legal = [1 if hand[k] and ok[k] else 0 for k in ACTION_KIND]
         if hand[SHOT]:
             out = self.out
             legal += [0 if out[s] else 1 for s in self._order[seat][1:]]

@@ -358,8 +358,7 @@ class NotForMe(Engine):
             self.hands[giver][self.offer_kind] += self.offer_size
             self.hand_sizes[giver] += self.offer_size
             self.draws_owed = self.offer_size
-            self._clear_offer()
-            self.giver = giver
+            self._clear_offer()  # no offer is pending while the giver draws
             self.phase = DRAW
             self.current_player = giver
             if not self._can_draw():

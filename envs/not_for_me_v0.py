@@ -72,7 +72,7 @@ translate for the agent to act.
 | 38                 | number of the pending offer (1–6) — only in the giver's own observation, else 0 |
 | 39                 | cards still owed in the draw phase                                   |
 | 40 … 46            | cards played this round: count per number 1–6, then wilds            |
-| 47 + 6r … 52 + 6r  | seat r: hand size, total penalty, made the field's play (0/1), offers the pending For You (0/1), is its target (0/1), is to act (0/1) |
+| 47 + 6r … 52 + 6r  | seat r: hand size, total penalty, made the field's play (0/1), made the For You offer now waiting for an answer (0/1; 0 in every other phase, the draws after a Not For Me included), is that offer's target (0/1), is to act (0/1) |
 
 Nothing else: no other hand, no draw-pile order, and no number inside a face-down
 offer the observer did not make (a hand size excludes cards on offer).

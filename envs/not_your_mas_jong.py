@@ -13,8 +13,6 @@ and `SUIT_STATUS[code]` says which of the two shapes that suit has.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from envs.engine import (
@@ -57,12 +55,35 @@ A_STEAL_MIDDLE = 29
 A_STEAL_HIGHEST = 30
 NUM_ACTIONS = 31
 STEAL_NAMES = ("pass", "steal win", "steal identical", "steal as lowest", "steal as middle", "steal as highest")
+# RULES.md §4, Stealing: each set steal and the two cards it takes from the hand, as rank
+# offsets from the discard (same suit). The one statement of the set-steal shapes.
+SET_STEALS = {
+    A_STEAL_IDENTICAL: (0, 0),
+    A_STEAL_LOWEST: (1, 2),
+    A_STEAL_MIDDLE: (-1, 1),
+    A_STEAL_HIGHEST: (-2, -1),
+}
+# For each card type: (action, hand card, hand card) of the set steals that fit inside its suit.
+SET_STEAL_CARDS = tuple(
+    tuple(
+        (a, k + o1, k + o2)
+        for a, (o1, o2) in SET_STEALS.items()
+        if 0 <= k % RANKS + o1 < RANKS and 0 <= k % RANKS + o2 < RANKS
+    )
+    for k in range(NUM_TYPES)
+)
+
+
+def holds_set_steal(hand, first: int, second: int) -> bool:
+    """Does a hand (counts per card type) hold the two cards a set steal takes from it?"""
+    return hand[first] >= 2 if first == second else hand[first] >= 1 and hand[second] >= 1
 
 _ONE_IF_HELD = bytes([0, 1, 1, 1]) + bytes(252)  # bytes.translate table: count -> 0/1
 _NO_STEALS = bytes(NUM_ACTIONS - NUM_TYPES)
 
 # Phases
 DISCARD, STEAL = 0, 1
+STEAL_PHASES = ("every_player", "eligible")  # the `steal_phase` rule option
 
 # -- observation layout (seat-relative; seat r is r seats after the observer) ------
 OBS_HAND = 0  # 25 counts: own concealed hand
@@ -165,165 +186,20 @@ def is_complete_concealed(counts) -> bool:
     return sum(SUIT_STATUS[c] for c in suit_codes(counts)) == 1
 
 
-# -- distance to a complete hand (used by the heuristic and handy for analysis) ------
-@lru_cache(maxsize=None)
-def _suit_shapes(code: int) -> tuple[tuple[int, int, int, int], ...]:
-    """Pareto list of (sets, pair, partial sets, unused) for one suit's counts.
-
-    Sets are complete sets, pair is 0/1, partials are pairs or two-card
-    sequence pieces (each one card short of a set)."""
-    counts = [(code // POW4[r]) % 4 for r in range(RANKS)]
-    best: set[tuple[int, int, int]] = set()
-
-    def go(i: int, sets: int, pairs: int, partials: int) -> None:
-        while i < RANKS and counts[i] == 0:
-            i += 1
-        if i == RANKS:
-            best.add((sets, pairs, partials))
-            return
-        if counts[i] >= 3:
-            counts[i] -= 3
-            go(i, sets + 1, pairs, partials)
-            counts[i] += 3
-        if i + 2 < RANKS and counts[i + 1] and counts[i + 2]:
-            for j in (i, i + 1, i + 2):
-                counts[j] -= 1
-            go(i, sets + 1, pairs, partials)
-            for j in (i, i + 1, i + 2):
-                counts[j] += 1
-        if counts[i] >= 2:
-            counts[i] -= 2
-            go(i, sets, pairs + 1, partials)
-            counts[i] += 2
-        for gap in (1, 2):
-            if i + gap < RANKS and counts[i + gap]:
-                counts[i] -= 1
-                counts[i + gap] -= 1
-                go(i, sets, pairs, partials + 1)
-                counts[i] += 1
-                counts[i + gap] += 1
-        counts[i] -= 1
-        go(i, sets, pairs, partials)  # leave this card unused
-        counts[i] += 1
-
-    go(0, 0, 0, 0)
-    return tuple(sorted(best))
-
-
-@lru_cache(maxsize=None)
-def _suit_options(code: int) -> tuple[tuple[int, int, int], ...]:
-    """(sets, blocks, pair) a suit can offer, pair = 1 when it supplies the hand's pair;
-    blocks are pairs or sequence pieces waiting to become sets."""
-    options = set()
-    for sets, pairs, partials in _suit_shapes(code):
-        options.add((min(sets, 3), min(pairs + partials, 3), 0))
-        if pairs:
-            options.add((min(sets, 3), min(pairs - 1 + partials, 3), 1))
-    return tuple(o for o in options if not any(p != o and all(x >= y for x, y in zip(p, o)) for p in options))
-
-
-# The combination of suits is a small dynamic programme whose state is a tuple of
-# ((sets, pair), most blocks) items. There are few such states, so each one gets a
-# small integer id and both steps are memoised on ints: hashing the nested tuples on
-# every lookup was most of the cost of a distance. A key packs (state id, suit code
-# < 4**5, need <= 3) into one int.
-_STATES: list[tuple] = [(((0, 0), 0),)]  # state id -> state; id 0: no suits yet
-_STATE_ID: dict[tuple, int] = {_STATES[0]: 0}
-_ADD: dict[int, int] = {}  # key -> state id after adding the suit
-_DISTANCE: dict[int, int] = {}  # key -> cards to exchange after adding the suit
-
-
-def _add_suit(sid: int, code: int, need: int) -> int:
-    """Extend a state (most blocks for each (sets, pair), over the suits seen so far)
-    by one more suit. More blocks never hurt, so the most is all there is to keep."""
-    key = (sid << 12) | (code << 2) | need
-    out = _ADD.get(key)
-    if out is not None:
-        return out
-    nxt: dict[tuple[int, int], int] = {}
-    for (s1, p1), b1 in _STATES[sid]:
-        for s2, b2, p2 in _suit_options(code):
-            if p1 + p2 > 1:
-                continue
-            k = (min(s1 + s2, need), p1 + p2)
-            b = min(b1 + b2, need)
-            if nxt.get(k, -1) < b:
-                nxt[k] = b
-    state = tuple(sorted(nxt.items()))
-    out = _STATE_ID.get(state)
-    if out is None:
-        out = _STATE_ID[state] = len(_STATES)
-        _STATES.append(state)
-    _ADD[key] = out
-    return out
-
-
-def _cards_to_exchange(sid: int, need: int) -> int:
-    result = 99
-    for (sets, pair), blocks in _STATES[sid]:
-        room = need - sets
-        result = min(result, 2 * room - min(room, blocks) + 1 - pair)
-    return result
-
-
-def _distance_with(sid: int, code: int, need: int) -> int:
-    """Cards to exchange once suit `code` joins state `sid` (code 0: nothing joins)."""
-    key = (sid << 12) | (code << 2) | need
-    out = _DISTANCE.get(key)
-    if out is None:
-        out = _DISTANCE[key] = _cards_to_exchange(_add_suit(sid, code, need) if code else sid, need)
-    return out
-
-
-def shanten(counts, locked_sets: int = 0) -> int:
-    """Cards still to exchange before the hand is complete (0 = complete). Sets
-    needed are 3 minus the locked ones; each missing set costs two cards, or one
-    if a block (a pair or a two-card sequence piece) waits for it, and a missing
-    pair costs one."""
-    need = 3 - locked_sets
-    sid = 0
-    for code in suit_codes(counts):
-        if code:
-            sid = _add_suit(sid, code, need)
-    return _distance_with(sid, 0, need)
-
-
-def shanten_each(counts, locked_sets: int, change: int) -> list[int | None]:
-    """`shanten` of the hand with one more (change=+1) or one fewer (change=-1) card of
-    each type; None where that type cannot be added (already 3) or removed (none held).
-
-    One card changes one suit only, so the other four suits are combined once per
-    suit instead of once per card: about five times less work than 25 `shanten` calls,
-    which is what a discard choice or an acceptance count asks for. The order in which
-    suits are combined does not change the result (sums capped at `need` commute), so
-    suits before the changed one come from a running prefix."""
-    need = 3 - locked_sets
-    codes = suit_codes(counts)
-    out: list[int | None] = [None] * NUM_TYPES
-    added, distances = _ADD, _DISTANCE  # the memo lookups of _add_suit/_distance_with, inlined: this is the hot loop
-    prefix = 0  # suits 0 .. s-1 combined
-    for s, code in enumerate(codes):
-        others = prefix
-        for other in codes[s + 1 :]:
-            if other:
-                nxt = added.get((others << 12) | (other << 2) | need)
-                others = _add_suit(others, other, need) if nxt is None else nxt
-        base = s * RANKS
-        for r in range(RANKS):
-            if 0 <= counts[base + r] + change <= COPIES:
-                changed = code + change * POW4[r]
-                d = distances.get((others << 12) | (changed << 2) | need)
-                out[base + r] = _distance_with(others, changed, need) if d is None else d
-        if code:
-            prefix = _add_suit(prefix, code, need)
-    return out
-
-
 class NotYourMasJong(Engine):
     game_name = "not_your_mas_jong"
     deck = DECK
     min_players, max_players, default_players = 3, 4, 4
-    OPTIONS = {}  # RULES.md §4 fixes tokens (10), hand sizes and the round limits.
+    # RULES.md §4 fixes tokens (10), hand sizes and the round limits. Who is asked for a steal
+    # decision is this project's choice (see the shim's page, "Turn order and steal decisions").
+    OPTIONS = {
+        "steal_phase": (
+            "every_player",
+            lambda v: isinstance(v, str) and v in STEAL_PHASES,
+            "'every_player' (every other player decides on every discard) or 'eligible' "
+            "(only players holding a legal steal are asked; faster, but who is asked tells about their hands)",
+        ),
+    }
     num_actions = NUM_ACTIONS
 
     def __init__(self, num_players: int | None = None, **rule_options) -> None:
@@ -334,6 +210,7 @@ class NotYourMasJong(Engine):
         # block seen by player_0, each seat's pending steal claim, the seat to act.
         self.state_size = NUM_TYPES * n + NUM_TYPES + (self.obs_size - OBS_DISCARD) + 2 * n
         self.round_limit = ROUND_LIMIT[n]
+        self.ask_everyone = self.options["steal_phase"] == "every_player"
 
     # -- set-up ------------------------------------------------------------------
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
@@ -344,6 +221,7 @@ class NotYourMasJong(Engine):
         self.game_over = False
         self.round = 0
         self.ma = 0  # RULES.md [D]: player_0 is the Ma of round 1
+        self.final_round: int | None = None  # the round at which the game reached its end, before any tie-break
         # A Ma dealt a complete hand wins before anyone acts; reset() cannot
         # report it, so the event is handed out by the first step().
         self._pending_event = self._new_round(deal)
@@ -430,29 +308,15 @@ class NotYourMasJong(Engine):
     def steal_options(self, seat: int, card: int) -> list[int]:
         """Legal steal actions (besides pass) of `seat` on `card` (RULES.md §4, Stealing)."""
         hand = self.hands[seat]
-        r = card % 5
-        options = []
-        if self._complete_with(seat, card):
-            options.append(A_STEAL_WIN)
-        if hand[card] >= 2:
-            options.append(A_STEAL_IDENTICAL)
-        if r <= 2 and hand[card + 1] and hand[card + 2]:
-            options.append(A_STEAL_LOWEST)
-        if 1 <= r <= 3 and hand[card - 1] and hand[card + 1]:
-            options.append(A_STEAL_MIDDLE)
-        if r >= 2 and hand[card - 2] and hand[card - 1]:
-            options.append(A_STEAL_HIGHEST)
+        options = [A_STEAL_WIN] if self._complete_with(seat, card) else []
+        options += [a for a, i, j in SET_STEAL_CARDS[card] if holds_set_steal(hand, i, j)]
         return options
 
     def _can_steal(self, seat: int, card: int) -> bool:
         hand = self.hands[seat]
-        if hand[card] >= 2:
-            return True
-        r = card % 5
-        if (r <= 2 and hand[card + 1] and hand[card + 2]) or (1 <= r <= 3 and hand[card - 1] and hand[card + 1]) or (
-            r >= 2 and hand[card - 2] and hand[card - 1]
-        ):
-            return True
+        for _, i, j in SET_STEAL_CARDS[card]:
+            if holds_set_steal(hand, i, j):
+                return True
         return self._complete_with(seat, card)
 
     # -- legality ------------------------------------------------------------------
@@ -495,8 +359,13 @@ class NotYourMasJong(Engine):
         self.table[seat, SEAT_DISCARDS + card] += 1
         self.discard_piles[seat].append(card)
         n = self.num_players
-        # Only players with a legal steal are asked, in seat order after the discarder.
-        asked = [s % n for s in range(seat + 1, seat + n) if self._can_steal(s % n, card)]
+        # Seat order after the discarder. Asking only the players who hold a legal steal would
+        # tell everyone, through who is asked, something about their hands; "every_player" asks
+        # all, with a pass-only mask for those who cannot steal.
+        if self.ask_everyone:
+            asked = [s % n for s in range(seat + 1, seat + n)]
+        else:
+            asked = [s % n for s in range(seat + 1, seat + n) if self._can_steal(s % n, card)]
         if not asked:
             return self._next_turn(seat)
         self.phase = STEAL
@@ -534,11 +403,9 @@ class NotYourMasJong(Engine):
             return self._next_turn(discarder)
         s = setters[0]
         self._steal_card(discarder, card)
-        a = claims[s]
-        first = {A_STEAL_IDENTICAL: card, A_STEAL_LOWEST: card, A_STEAL_MIDDLE: card - 1, A_STEAL_HIGHEST: card - 2}[a]
-        cards = (card, card, card) if a == A_STEAL_IDENTICAL else (first, first + 1, first + 2)
-        from_hand = list(cards)
-        from_hand.remove(card)
+        o1, o2 = SET_STEALS[claims[s]]
+        from_hand = (card + o1, card + o2)
+        cards = tuple(sorted((card, *from_hand)))
         for c in from_hand:
             self._take(s, c)
         for c in cards:
@@ -592,11 +459,14 @@ class NotYourMasJong(Engine):
         n = self.num_players
         event = ScoreEvent(deltas, [True] * n, details)
         tokens = self.tokens
-        top = max(tokens)
-        tied = tokens.count(top) > 1
-        if min(tokens) == 0 or (self.round >= self.round_limit and (not tied or self.round >= self.round_limit + MAX_EXTRA_ROUNDS)):
-            # RULES.md: the game ends when a player has no tokens or at the round
-            # limit; [D] tied leaders play up to 3 extra rounds, then the tie stands.
+        if self.final_round is None and (min(tokens) == 0 or self.round >= self.round_limit):
+            # RULES.md: the game ends when a player has no tokens or at the round limit.
+            self.final_round = self.round
+        # RULES.md [D]: however it ended, tied leaders play up to 3 extra rounds, all seated (a
+        # player with no tokens too, paying what it has: nothing), then the tie stands.
+        if self.final_round is not None and (
+            tokens.count(max(tokens)) == 1 or self.round >= self.final_round + MAX_EXTRA_ROUNDS
+        ):
             self.game_over = True
             self.current_player = -1
             self.phase = DISCARD
@@ -669,7 +539,7 @@ class NotYourMasJong(Engine):
                 self._give(s, k)
             pool = pool[size:]
         self.draw = pool
-        if self.phase == STEAL:
+        if self.phase == STEAL and not self.ask_everyone:
             # Who is still to be asked depends on the redealt hands.
             card = self.current_discard
             after = [(self.current_player + r) % n for r in range(1, n)]
@@ -690,7 +560,7 @@ class NotYourMasJong(Engine):
     def view(self, seat: int) -> str:
         """The table as `seat` sees it: own hand, everyone's locked sets, discards and tokens."""
         n = self.num_players
-        extra = f" (extra round {self.round - self.round_limit})" if self.round > self.round_limit else ""
+        extra = self._extra_round_note()
         lines = [f"Not Your Ma's Jong round {self.round}{extra}: Ma player_{self.ma}, draw pile {len(self.draw)}; you are player_{seat}"]
         if self.phase == STEAL and not self.game_over:
             lines.append(f"  discard up for stealing: {CARD_NAMES[self.current_discard]} from player_{self.discarder}")
@@ -704,11 +574,15 @@ class NotYourMasJong(Engine):
             )
         return "\n".join(lines)
 
+    def _extra_round_note(self) -> str:
+        past = self.round - self.final_round if self.final_round is not None else 0
+        return f" (extra round {past})" if past > 0 else ""
+
     def hand_names(self, seat: int) -> list[str]:
         return [CARD_NAMES[k] for k in range(NUM_TYPES) for _ in range(self.hands[seat][k])]
 
     def render(self) -> str:
-        extra = f" (extra round {self.round - self.round_limit})" if self.round > self.round_limit else ""
+        extra = self._extra_round_note()
         lines = [f"Not Your Ma's Jong round {self.round}{extra}: Ma player_{self.ma}, draw pile {len(self.draw)}"]
         if self.phase == STEAL and not self.game_over:
             lines.append(f"  discard up for stealing: {CARD_NAMES[self.current_discard]} from player_{self.discarder}")

@@ -51,12 +51,38 @@ Names are case-insensitive; `Seasons 2` / `Emotions 4` name a card by rank.
 `env.unwrapped.action_name(a)` / `action_from_name("discard Red 3")` translate.
 
 ## Turn order and steal decisions
-In the *discard phase* the player to act discards. Then every other player
-who has a legal steal on that card is asked, one at a time, in seat order
-after the discarder (the *steal phase*). Players with no legal steal are not
-asked, so a discard nobody can use costs no agent steps. Decisions are
-hidden: no observation shows another player's decision. When all have
-answered, the claims are resolved: a claim by a player whom the card
+In the *discard phase* the player to act discards. Then the other players
+decide on that card one at a time, in seat order after the discarder (the
+*steal phase*). Who is asked is the rule option `steal_phase`:
+
+* `"every_player"` (default): every other player decides on every discard.
+  A player with no legal steal gets a mask with only `pass`. The order of
+  decisions is the same whatever the hands hold, so it tells nothing.
+* `"eligible"`: only players holding a legal steal on the card are asked, and
+  a discard nobody can use costs no agent steps. Faster, but it leaks: any
+  program that watches `agent_selection` (or who acts next) learns which seats
+  can steal that card, i.e. that they hold two of it or its sequence
+  neighbours, or that it would complete their hand.
+
+Cost of `"every_player"`, measured over whole games with every seat random
+(100 games) or heuristic (30 games): medians of steps per game, and the median
+rate of 3 runs, on 2 CPU cores shared with other test and training processes
+(load average 15–18, so the rates are rough; two such runs differed by up to
+a factor of 2):
+
+| players, play | agent steps per game, eligible → every_player | steps/s, eligible → every_player | games/s |
+|---------------|-----------------------------------------------|----------------------------------|---------|
+| 4, random     | 446 → 1,302 (×2.9)                            | 13,100 → 20,100                  | 29 → 15 |
+| 4, heuristic  | 214 → 544 (×2.5)                              | 3,830 → 6,520                    | 18 → 12 |
+| 3, random     | 532 → 1,311 (×2.5)                            | 12,700 → 13,200                  | 24 → 10 |
+| 3, heuristic  | 186 → 394 (×2.1)                              | 1,910 → 4,860                    | 10 → 12 (noise) |
+
+The added steps are pass-only decisions, cheap for the engine and for agents
+(the heuristic answers a forced move at once), so a whole game takes up to
+about 2.5 times as long, while there are 2–3 times as many agent steps.
+
+Decisions are hidden: no observation shows another player's decision. When
+all have answered, the claims are resolved: a claim by a player whom the card
 completes is a win by steal and beats every set claim; among equal claims the
 player nearest after the discarder gets the card. With no claims, the next
 player draws; a complete hand right after drawing wins at once.
@@ -67,7 +93,7 @@ player draws; a complete hand right after drawing wins at once.
 | 0 … 24                 | own concealed hand: count of each card type                      |
 | 25 … 49                | discard waiting for steal decisions: one-hot (all 0 otherwise)   |
 | 50                     | phase: 0 = discard, 1 = steal decision                           |
-| 51                     | round number (1-based; extra rounds go past the limit)           |
+| 51                     | round number (1-based; extra rounds continue the count)          |
 | 52                     | cards left in the draw pile                                      |
 | 53 + 54r + 0 … 24      | seat r: its discard pile, count per card type                    |
 | 53 + 54r + 25 … 49     | seat r: cards in its locked sets, count per card type            |
@@ -99,7 +125,10 @@ second under `then`). At the end of the game, also `final_scores` and
 `final_ranks` (1 = most tokens, ties share).
 
 ## Rule options
-None: RULES.md fixes 10 tokens each, the hand sizes and the round limits.
+| option        | default          | meaning                                                          |
+|---------------|------------------|------------------------------------------------------------------|
+| `steal_phase` | `"every_player"` | who decides on each discard: every other player, or (`"eligible"`) only those holding a legal steal — see "Turn order and steal decisions" |
+RULES.md fixes 10 tokens each, the hand sizes and the round limits.
 
 ## Decisions from RULES.md [D]
 * Seats: "right" / the next player is the next seat index.
@@ -113,16 +142,19 @@ None: RULES.md fixes 10 tokens each, the hand sizes and the round limits.
   the payment is made at once and its event comes with the first `step()`.)
 * A steal that completes the stealer's hand is a win by steal, whichever way
   it is claimed.
-* Steal decisions are taken in seat order after the discarder, without
-  seeing the others'; a winning steal beats a set steal; among equal claims
+* Steal decisions are taken in seat order after the discarder (by every
+  other player, or by those who can steal: `steal_phase`), without seeing
+  the others'; a winning steal beats a set steal; among equal claims
   the player nearest after the discarder gets the card. Mistaken steals are
   masked out, so the mistaken-call penalty never arises.
 * An empty draw pile when a player must draw ends the round with no winner
   and no payment (the round still counts towards the limit).
 * A player who cannot pay in full pays what they have.
 * The game ends when a player has no tokens, or after 8 rounds (4 players) /
-  9 rounds (3 players); tied leaders then play extra rounds, all players
-  seated, until the tie breaks, at most 3, after which the tie stands.
+  9 rounds (3 players); however it ended, tied leaders then play extra rounds,
+  all players seated, until the tie breaks, at most 3, after which the tie
+  stands. A player with no tokens plays the extra rounds too and pays what it
+  has, nothing. Observation index 51 keeps counting rounds through them.
 
 ## Stacked deals
 `env.reset(seed=s, options={"deal": {"hands": [[...], ...], "draw_pile": [...]}})`

@@ -249,3 +249,154 @@ def test_calls_before_reset_say_so(game):
     for call in (raw.last, raw.state, lambda: raw.observe("player_0"), raw.render):
         with pytest.raises(RuntimeError, match="reset"):
             call()
+
+
+# -- a refused call changes nothing ---------------------------------------------
+
+
+def _card_token(game: str) -> dict[int, object]:
+    """A name in the game's deal notation for every card id (found by asking the game's own parser)."""
+    mod = envs.module(game).raw_env.engine_cls.__module__
+    engine_module = __import__(mod, fromlist=["parse_card"])
+    names = [str(k) for k in range(-10, 102)] + ["W"]
+    for attr in ("CARD_NAMES", "KIND_NAMES"):
+        names += [str(x) for x in getattr(engine_module, attr, ())]
+    out: dict[int, object] = {}
+    for t in names:
+        try:
+            out.setdefault(engine_module.parse_card(t), t)
+        except (KeyError, ValueError, TypeError):
+            pass
+    return out
+
+
+def _valid_deal(game: str, n: int) -> dict:
+    """The first round of a seeded game, written as a stacked deal."""
+    env = envs.make_raw(game, num_players=n)
+    env.reset(seed=3)
+    token = _card_token(game)
+    places = env.unwrapped.game.card_places()
+    return {"hands": [[token[c] for c in places[f"hand {s}"]] for s in range(n)]}
+
+
+def _bad_deals(game: str, n: int) -> dict[str, object]:
+    good = _valid_deal(game, n)
+    hands = good["hands"]
+    first = hands[0][0]
+    extra_key = {"not_for_me": "draw_pile", "deadfall": "set_aside", "neu": "draw_pile", "not_your_mas_jong": "draw_pile"}[game]
+    return {
+        "not a dict": [hands],
+        "a string": "hands",
+        "unknown key": {**good, "jokers": []},
+        "no hands": {},
+        "hands not a list": {"hands": "all of them"},
+        "one hand missing": {"hands": hands[:-1]},
+        "a hand not a list": {"hands": ["x" * len(hands[0])] + hands[1:]},
+        "a hand one card short": {"hands": [hands[0][:-1]] + hands[1:]},
+        "a hand one card long": {"hands": [hands[0] + [first]] + hands[1:]},
+        "unknown card": {"hands": [["Zebra 99"] + hands[0][1:]] + hands[1:]},
+        "unhashable card": {"hands": [[[1]] + hands[0][1:]] + hands[1:]},
+        "more copies than the deck": {"hands": [[first] * len(h) for h in hands]},
+        f"bad {extra_key}": {**good, extra_key: ["Zebra 99"]},
+        f"{extra_key} not a list": {**good, extra_key: 7},
+    }
+
+
+def _snapshot(env) -> tuple:
+    seats = env.possible_agents
+    return (
+        env.agent_selection if env._has_reset else None,
+        [env.observe(a)["observation"].tobytes() for a in seats] if env._has_reset else None,
+        [env.observe(a)["action_mask"].tobytes() for a in seats] if env._has_reset else None,
+        env.state().tobytes() if env._has_reset else None,
+        copy.deepcopy(env.__dict__.get("rewards")),
+        copy.deepcopy(env.__dict__.get("_cumulative_rewards")),
+        copy.deepcopy(env.__dict__.get("infos")),
+        copy.deepcopy(env.__dict__.get("terminations")),
+        list(env.__dict__.get("agents", [])),
+        env._has_reset,
+    )
+
+
+def _play_on(env, steps: int = 40) -> list:
+    """What the env does from here: a few legal steps, then a new unseeded game."""
+    rnd = random.Random(0)
+    seen = []
+    for _ in range(2):
+        for _, agent in zip(range(steps), env.agent_iter()):
+            obs, r, term, trunc, _ = env.last()
+            a = None if term or trunc else random_action(obs, rnd)
+            seen.append((agent, a, r, obs["observation"].tobytes()))
+            env.step(a)
+        env.reset()
+    return seen
+
+
+@pytest.mark.parametrize("game,n", [(g, n) for g in GAMES for n in sorted({player_counts(g)[0], player_counts(g)[-1]})])
+def test_a_refused_deal_leaves_the_env_as_it_was(game, n):
+    for name, deal in _bad_deals(game, n).items():
+        for moves in (0, 7):  # before any reset, and in the middle of a game
+            env = envs.make_raw(game, num_players=n)
+            if moves:
+                env.reset(seed=1)
+                rnd = random.Random(1)
+                for _ in range(moves):
+                    obs, *_ = env.last()
+                    env.step(random_action(obs, rnd))
+            before = _snapshot(env)
+            twin = copy.deepcopy(env)
+            for seed in (None, 5):
+                with pytest.raises(ValueError, match=game):
+                    env.reset(seed=seed, options={"deal": deal})
+                assert _snapshot(env) == before, f"{game} {n}p, {name}, seed {seed}: the refused reset changed the env"
+            if moves:
+                assert _play_on(env) == _play_on(twin), f"{game} {n}p, {name}: the env plays on differently"
+            else:
+                with pytest.raises(RuntimeError, match="reset"):
+                    env.last()
+    # The base deal itself is accepted, so each bad one is bad for the reason it names.
+    envs.make_raw(game, num_players=n).reset(seed=0, options={"deal": _valid_deal(game, n)})
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_refused_action_changes_nothing(game):
+    env = envs.make_raw(game)
+    rnd = random.Random(0)
+    refused = 0
+    for seed in range(20):
+        env.reset(seed=seed)
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            illegal = np.flatnonzero(obs["action_mask"] == 0)
+            if any(env.rewards.values()) and illegal.size:
+                # Right after a scoring step, when the rewards of that step are still to be read.
+                before = _snapshot(env)
+                with pytest.raises(ValueError, match="illegal"):
+                    env.step(int(illegal[0]))
+                assert _snapshot(env) == before, f"{game} seed {seed}: a refused action changed the env"
+                refused += 1
+            env.step(random_action(obs, rnd))
+        if refused >= 3:
+            return
+    raise AssertionError(f"{game}: only {refused} scoring steps followed by a refusable action in 20 games")
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_unknown_agents_are_named_as_such(game):
+    env = envs.make_raw(game)
+    env.reset(seed=0)
+    for bad in ("player_99", "", 0, None, ("player_0",), ["player_0"]):
+        calls = [env.observe, env.observation_space, env.action_space]
+        if bad is not None:  # None names the agent to act in these two
+            calls += [lambda a: env.action_name(0, a), lambda a: env.action_from_name("x", a)]
+        for call in calls:
+            with pytest.raises(ValueError, match=r"unknown agent .*player_0"):
+                call(bad)
+    for agent in env.agent_iter():  # play to the end: every agent leaves
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    with pytest.raises(ValueError, match="reset"):
+        env.last()

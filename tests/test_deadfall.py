@@ -28,6 +28,7 @@ from envs.deadfall import (
     SEAT_STARTER,
     SEAT_TOP,
     Deadfall,
+    dead_target,
 )
 from tests.helpers import GOLDEN, load, play_random_game, record_transcript, replay
 
@@ -271,7 +272,7 @@ def test_seed_example_dead_5_targets_the_nearest_to_the_callers_right():
     env, g = fresh(6, deal=SIX)
     door_layer(env, [2, 5, 9, 5, 4, 6])
     assert g.starter == 0
-    assert g.dead_target(0, 5) == 3  # D, not B: searching F, E, D, ...
+    assert dead_target(g.tops, 0, 5) == 3  # D, not B: searching F, E, D, ...
     play(env, "DEAD 5")
     info = env.infos["player_0"]
     assert info["target"] == "player_3" and info["caller"] == "player_0" and info["value"] == 5
@@ -281,8 +282,8 @@ def test_dead_target_search_wraps_around():
     env, g = fresh(6, deal=SIX)
     door_layer(env, [2, 5, 9, 5, 4, 6])
     play(env, "play 7")  # A plays; B to act
-    assert g.dead_target(1, 5) == 3  # B's right is A (7), then F, E, D (5)
-    assert g.dead_target(1, 9) == 2
+    assert dead_target(g.tops, 1, 5) == 3  # B's right is A (7), then F, E, D (5)
+    assert dead_target(g.tops, 1, 9) == 2
 
 
 def test_right_call_target_pays_value_caller_takes_pot():

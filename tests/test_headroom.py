@@ -106,7 +106,8 @@ def test_cli_prints_a_table(capsys):
 
 
 def test_mas_jong_cheat_avoids_feeding_a_winning_steal_only_when_an_equally_close_discard_does():
-    from envs.not_your_mas_jong import NUM_TYPES, OBS_PHASE, is_complete_concealed, shanten_each
+    from agents.heuristic.hand_distance import shanten_each
+    from envs.not_your_mas_jong import NUM_TYPES, OBS_PHASE, is_complete_concealed
 
     assert make_agent("heuristic", "not_your_mas_jong", 4, seed=0).feeds_win is None
     env = envs.make_raw("not_your_mas_jong", num_players=4)

@@ -13,6 +13,11 @@ Two checks, both in `experiments.soak` (the soak run uses them too):
   every other seat's observation, and the next actor's mask, must not depend
   on which decision was made.
 
+A third check, here: who is asked to act. With Ma's Jong's default
+``steal_phase="every_player"`` the seats asked after a discard do not change
+when the discarder's hidden cards are redealt; with ``"eligible"`` they do
+(its documented leak). Both steal phases go through the checks above.
+
 The checks are shown to catch leaks by planting some (`test_planted_*`):
 the engine's ``observe`` is monkeypatched to append (a) an opponent's hand
 counts, (b) the top card of the hidden pile, (c) the full ``state()``; each
@@ -40,9 +45,9 @@ from experiments import soak
 from tests.conftest import GAME_COUNTS, GAMES, scaled
 
 
-def _states(game: str, n: int, seed: int, every: int = 1):
+def _states(game: str, n: int, seed: int, every: int = 1, **rule_options):
     """Yield the engine at every `every`-th live step of a random game."""
-    env = envs.make_raw(game, num_players=n)
+    env = envs.make_raw(game, num_players=n, **rule_options)
     env.reset(seed=seed)
     rnd = random.Random(seed)
     for i, agent in enumerate(env.agent_iter(max_iter=100_000)):
@@ -55,14 +60,18 @@ def _states(game: str, n: int, seed: int, every: int = 1):
         env.step(int(rnd.choice(np.flatnonzero(obs["action_mask"]))))
 
 
-@pytest.mark.parametrize("game,n", GAME_COUNTS)
+# Every game at every player count with default rules, plus Ma's Jong's other steal phase.
+LEAK_CASES = [(g, n, {}) for g, n in GAME_COUNTS] + [("not_your_mas_jong", 4, {"steal_phase": "eligible"})]
+
+
+@pytest.mark.parametrize("game,n,rules", LEAK_CASES)
 @settings(max_examples=scaled(2))
 @given(seed=st.integers(0, 2**32 - 1))
-def test_observation_does_not_depend_on_hidden_cards(game, n, seed):
+def test_observation_does_not_depend_on_hidden_cards(game, n, rules, seed):
     rng = np.random.default_rng(seed)
     changed: set = set()
     hands_seen: set = set()
-    for step, engine in enumerate(_states(game, n, seed, every=2)):
+    for step, engine in enumerate(_states(game, n, seed, every=2, **rules)):
         seats = {engine.current_player, int(rng.integers(n))}
         for seat in seats:
             leaks = soak.find_leaks(engine, seat, rng, trials=2, changed=changed)
@@ -126,15 +135,16 @@ def test_planted_hidden_pile_leak_is_caught(game, monkeypatch):
     assert found >= 1, f"the leak check never caught the planted top-of-pile leak in {total} states"
 
 
-@pytest.mark.parametrize("game", [g for g in GAMES if g in soak.HIDDEN_DECISIONS])
-def test_planted_simultaneous_decision_leak_is_caught(game, monkeypatch):
+@pytest.mark.parametrize("game,rules", [(g, r) for g in GAMES if g in soak.HIDDEN_DECISIONS for r in
+                                        ([{}, {"steal_phase": "eligible"}] if g == "not_your_mas_jong" else [{}])])
+def test_planted_simultaneous_decision_leak_is_caught(game, rules, monkeypatch):
     """Appending the whole state() to observe() exposes pending door picks / steal claims."""
     n = 4
     engine_cls = envs.module(game).raw_env.engine_cls
     key_fn = soak.HIDDEN_DECISIONS[game]
     states = []
     for seed in range(30):
-        for g in _states(game, n, seed):
+        for g in _states(game, n, seed, **rules):
             if key_fn(g) is not None and g.legal_mask().sum() >= 2:
                 states.append(soak.clone(g))
             if len(states) >= 15:
@@ -165,3 +175,57 @@ def test_redeal_depends_only_on_what_the_seat_knows(game):
         if checked >= 5:
             return
     raise AssertionError(f"only {checked} states where the hidden cards could be redealt differently")
+
+
+# -- who is asked to act -------------------------------------------------------------
+
+
+def _steal_askers(env, discard: int) -> list[str]:
+    """agent_selection through the steal phase after `discard`, every decision a pass."""
+    game = env.unwrapped.game
+    env.step(discard)
+    asked = []
+    while game.phase == 1 and not game.game_over:
+        asked.append(env.agent_selection)
+        env.step(env.unwrapped.action_from_name("pass"))
+    return asked
+
+
+def _askers_over_redeals(steal_phase: str, seeds=range(3), redeals: int = 3):
+    """For each discard of a few random games: the seats asked after it, in the real deal and in
+    redeals of everything the discarder cannot see."""
+    rng = np.random.default_rng(0)
+    for seed in seeds:
+        env = envs.make_raw("not_your_mas_jong", num_players=4, steal_phase=steal_phase)
+        env.reset(seed=seed)
+        rnd = random.Random(seed)
+        game = env.unwrapped.game
+        for _ in env.agent_iter(max_iter=600):
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            action = int(rnd.choice(np.flatnonzero(obs["action_mask"])))
+            if game.phase == 0:
+                sequences = []
+                for t in range(redeals + 1):
+                    trial = copy.deepcopy(env)
+                    if t:
+                        trial.unwrapped.game.shuffle_hidden(game.current_player, rng)
+                    sequences.append(_steal_askers(trial, action))
+                yield sequences
+            env.step(action)
+
+
+def test_every_player_steal_phase_asks_the_same_seats_whatever_the_hidden_hands():
+    phases = 0
+    for sequences in _askers_over_redeals("every_player"):
+        assert all(s == sequences[0] for s in sequences), f"who is asked depends on hidden hands: {sequences}"
+        phases += bool(sequences[0])
+    assert phases > 100
+
+
+def test_eligible_steal_phase_tells_who_holds_a_steal():
+    # The documented leak of steal_phase="eligible": who is asked depends on the hidden hands.
+    differ = sum(any(s != sequences[0] for s in sequences) for sequences in _askers_over_redeals("eligible", seeds=[0]))
+    assert differ >= 5

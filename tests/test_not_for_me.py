@@ -637,3 +637,22 @@ def test_option_bounds_keep_observations_in_their_box():
         not_for_me_v0.env(rounds=101)
     with pytest.raises(ValueError, match="hand_marks"):
         not_for_me_v0.env(hand_marks=[11, 1, 1, 1, 1, 1])
+
+
+def test_offer_flags_are_set_only_while_the_offer_waits_for_an_answer():
+    g = fresh(3, deal=three_player_deal())
+    act(g, "play 1 of 6")
+    act(g, "for you 2s to player_2")
+
+    def flags(observer: int, seat: int) -> tuple[int, int]:
+        base = nfm.OBS_SEATS + ((seat - observer) % 3) * nfm.SEAT_FIELDS
+        obs = g.observe(observer)
+        return int(obs[base + nfm.SEAT_GIVER]), int(obs[base + nfm.SEAT_TARGET])
+
+    assert all(flags(o, 1) == (1, 0) and flags(o, 2) == (0, 1) for o in range(3))  # the offer is pending
+    act(g, "not for me")
+    assert g.phase == nfm.DRAW
+    # The draws after a Not For Me: no offer is pending, so no seat is flagged as giver or target.
+    assert all(flags(o, s) == (0, 0) for o in range(3) for s in range(3))
+    act(g, "draw pile")
+    assert g.phase == nfm.DRAW and all(flags(o, s) == (0, 0) for o in range(3) for s in range(3))

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from envs import not_your_mas_jong_v0
+from agents.heuristic.hand_distance import shanten, shanten_each
 from envs.not_your_mas_jong import (
     CARD_NAMES,
     DECK,
@@ -26,8 +27,6 @@ from envs.not_your_mas_jong import (
     STEAL,
     is_complete_concealed,
     parse_card,
-    shanten,
-    shanten_each,
 )
 from tests.helpers import GOLDEN, load, play_random_game, record_transcript, replay
 
@@ -38,8 +37,10 @@ def cards(text: str) -> list[str]:
     return text.split()
 
 
-def fresh(n=4, seed=0, deal=None):
-    env = not_your_mas_jong_v0.raw_env(num_players=n)
+def fresh(n=4, seed=0, deal=None, steal_phase="eligible"):
+    # The hand-built positions below script who decides on each steal; "eligible" asks only the
+    # players holding a steal, so the scripts stay short. "every_player" has its own tests.
+    env = not_your_mas_jong_v0.raw_env(num_players=n, steal_phase=steal_phase)
     env.reset(seed=seed, options=None if deal is None else {"deal": deal})
     return env, env.unwrapped.game
 
@@ -611,11 +612,12 @@ def test_game_ends_when_a_player_has_no_tokens():
 # -- masks and hidden information over random play ---------------------------------------
 
 
+@pytest.mark.parametrize("steal_phase", ["every_player", "eligible"])
 @pytest.mark.parametrize("n", [3, 4])
-def test_mask_and_who_is_asked_equal_brute_force(n):
-    checked = steal_phases = 0
+def test_mask_and_who_is_asked_equal_brute_force(n, steal_phase):
+    checked = steal_phases = pass_only = 0
     for seed in range(6):
-        env = not_your_mas_jong_v0.raw_env(num_players=n)
+        env = not_your_mas_jong_v0.raw_env(num_players=n, steal_phase=steal_phase)
         g = env.unwrapped.game
         expected_askers: list[int] = []
         for agent, obs, action in play_random_game(env, seed):
@@ -627,11 +629,13 @@ def test_mask_and_who_is_asked_equal_brute_force(n):
             if g.phase == STEAL:
                 assert expected_askers and expected_askers.pop(0) == seat
                 steal_phases += 1
+                pass_only += got == {"pass"}
             else:
                 assert not expected_askers, "a player with a legal steal was not asked"
             checked += 1
             if g.phase != STEAL and action < NUM_TYPES:
-                # Every later seat with a legal steal on this discard must be asked, in seat order.
+                # Every later seat (with "eligible": every later seat with a legal steal on this
+                # discard) must be asked, in seat order.
                 expected_askers = []
                 for r in range(1, n):
                     s = (seat + r) % n
@@ -640,9 +644,11 @@ def test_mask_and_who_is_asked_equal_brute_force(n):
                     g2.hands = list(g.hands)
                     g2.hands[seat] = list(g.hands[seat])
                     g2.hands[seat][action] -= 1
-                    if brute_legal(g2) != {"pass"}:
+                    if steal_phase == "every_player" or brute_legal(g2) != {"pass"}:
                         expected_askers.append(s)
     assert checked > 2000 and steal_phases > 100
+    # Pass-only decisions happen exactly when everyone is asked.
+    assert (pass_only > 100) if steal_phase == "every_player" else pass_only == 0
 
 
 @pytest.mark.parametrize("n", [3, 4])
@@ -753,8 +759,12 @@ def test_pettingzoo_api_seed_and_render_tests(n):
 GOLDEN_DEAL = {"hands": GOOD_HANDS, "draw_pile": ["Summer", "Fear", "Red 3", "Spring"]}
 
 
-def test_golden_playthrough_replays():
-    replay(load(GOLDEN_FILE))
+GOLDEN_ELIGIBLE_FILE = GOLDEN / "not_your_mas_jong_4p_deal_eligible.json"
+
+
+@pytest.mark.parametrize("path", [GOLDEN_FILE, GOLDEN_ELIGIBLE_FILE])
+def test_golden_playthrough_replays(path):
+    replay(load(path))
 
 
 def test_golden_transcript_is_a_whole_game_with_steals_and_payments():
@@ -769,7 +779,10 @@ def test_golden_transcript_is_a_whole_game_with_steals_and_payments():
 
 
 def test_rerecording_gives_the_checked_in_transcript():
-    assert record_transcript("not_your_mas_jong", 4, 2027, options={"deal": GOLDEN_DEAL}) == load(GOLDEN_FILE)
+    # Seed 2030 for the default rules: random play wins no round from this deal with seed 2027.
+    assert record_transcript("not_your_mas_jong", 4, 2030, options={"deal": GOLDEN_DEAL}) == load(GOLDEN_FILE)
+    eligible = record_transcript("not_your_mas_jong", 4, 2027, options={"deal": GOLDEN_DEAL}, rule_options={"steal_phase": "eligible"})
+    assert eligible == load(GOLDEN_ELIGIBLE_FILE)
 
 
 # -- the heuristic -------------------------------------------------------------------------
@@ -823,3 +836,47 @@ def test_heuristic_steals_to_win_and_for_a_set_only_when_it_helps():
     play(env, "discard Red 2")
     assert env.agent_selection == "player_1" and legal_names(env) == {"pass", "steal as middle"}
     assert env.unwrapped.action_name(bot.act(env.observe("player_1"))) == "pass"
+
+
+# -- the tie-break at any end -------------------------------------------------------------
+
+
+def test_tied_leaders_play_on_when_a_player_runs_out_of_tokens_and_it_pays_nothing():
+    env, g = fresh()
+    set_table(
+        g,
+        ["Fear R1 R5 B1 B2 G5 G5 Love Joy Spring Winter", WAITING_ON_SUMMER,
+         "R2 R4 B3 B5 G2 G4 Solstice Joy Love Anger", "R5 R5 B1 B3 G1 G4 Spring Autumn Sorrow Solstice"],
+        draw_top=["Summer"],
+        tokens=[9, 10, 2, 20],
+        round=2,
+    )
+    play(env, "discard Fear")
+    # player_1 wins by draw: player_2 pays its last 2 tokens, and player_1 and player_3 tie on 18.
+    assert g.tokens == [5, 18, 0, 18] and not g.game_over and g.round == 3
+    assert "(extra round 1)" in g.view(2) and not any(env.terminations.values())
+    # In the extra round player_2 is still seated; player_3 wins by draw and player_2 pays nothing.
+    set_table(
+        g,
+        ["R5 R5 B1 B3 G1 G4 Spring Autumn Sorrow Solstice", "R2 R4 B3 B5 G2 G4 Solstice Joy Love Anger",
+         "Fear R1 R5 B1 B2 G5 G5 Love Joy Spring Winter", WAITING_ON_SUMMER],
+        current=2, ma=1, draw_top=["Summer"], tokens=[5, 18, 0, 18], round=3,
+    )
+    play(env, "discard Fear")
+    assert g.game_over and g.tokens == [3, 14, 0, 24]
+    assert env.infos["player_2"]["score_changes"] == {"player_0": -2, "player_1": -4, "player_2": 0, "player_3": 6}
+    assert env.infos["player_2"]["final_ranks"] == {"player_0": 3, "player_1": 2, "player_2": 4, "player_3": 1}
+
+
+def test_after_a_player_runs_out_a_tie_stands_after_three_extra_rounds():
+    env, g = fresh()
+    tied = [0, 14, 14, 12]
+    _exhaust(env, g, 2, tied)  # the game ends here (a player has no tokens), but the leaders are tied
+    for extra in (1, 2):
+        assert not g.game_over and g.round == 2 + extra
+        _exhaust(env, g, 2 + extra, tied)
+    assert not g.game_over and g.round == 5 and "(extra round 3)" in g.render()
+    _exhaust(env, g, 5, tied)
+    assert g.game_over
+    ranks = env.infos["player_0"]["final_ranks"]
+    assert ranks["player_1"] == ranks["player_2"] == 1 and ranks["player_0"] == 4

@@ -278,7 +278,8 @@ def test_hint_is_the_heuristics_move_and_a_hinted_policy_learns_to_follow_it(tmp
 
 def test_mas_jong_features_agree_with_shanten_and_the_heuristic():
     from agents.features import featurizer
-    from envs.not_your_mas_jong import NUM_TYPES, OBS_HAND, OBS_PHASE, shanten
+    from agents.heuristic.hand_distance import shanten
+    from envs.not_your_mas_jong import NUM_TYPES, OBS_HAND, OBS_PHASE
 
     env = envs.make_raw("not_your_mas_jong", num_players=4)
     to_input = featurizer("not_your_mas_jong", 4)

@@ -52,6 +52,7 @@ from envs.deadfall import (
     SEAT_HAND_SIZE,
     SEAT_PICKED,
     SEAT_TOP,
+    dead_target,
 )
 
 CALL_MARGIN = 0.0  # how much better than playing on a call must look
@@ -131,9 +132,6 @@ class DeadfallHeuristic(Agent):
         return int(best_play - 1)
 
     def _target(self, seats, v: int) -> int:
-        """Seat-relative index of the DEAD target: nearest to my right (relative n−1, n−2, …)."""
-        n = self.num_players
-        for r in range(n - 1, 0, -1):
-            if int(seats[r][SEAT_TOP]) == v:
-                return r
-        return n - 1
+        """Seat-relative index of the DEAD target (relative n−1 when nobody shows `v`)."""
+        target = dead_target([int(seats[r][SEAT_TOP]) for r in range(self.num_players)], 0, v)
+        return self.num_players - 1 if target < 0 else target

@@ -35,7 +35,7 @@ from math import comb
 import numpy as np
 
 from agents.base import Agent
-from envs.neu import A_DOUBLE, A_PASS, A_SHOT, A_TURN, CARD_101, COPIES, DOUBLE, NUM_KINDS, NUMBER_VALUES, PASS, SHOT, TURN
+from envs.neu import A_DOUBLE, A_PASS, A_SHOT, A_TURN, CARD_101, COPIES, DOUBLE, NUM_KINDS, NUMBER_VALUES, PASS, SHOT, TURN, playable
 
 # Observation offsets (envs/neu_v0.py docstring).
 HAND, PLAYED, TOTAL, DIRECTION, OWED = 0, NUM_KINDS, 2 * NUM_KINDS, 2 * NUM_KINDS + 1, 2 * NUM_KINDS + 2
@@ -45,15 +45,6 @@ KIND_OF_ACTION = {A_PASS: PASS, A_TURN: TURN, A_DOUBLE: DOUBLE}
 ATTACK = 1.0  # value of making the next player stuck (they lose the round now)
 FUTURE_RISK = 0.6  # my stuck chance at my next turn, discounted: someone may fail first
 HIGH_TOTALS = (0, 10, 25, 101)  # future totals: new total + these (101 = "at the top")
-
-
-def _illegal(kind: int, total: int, owed: int) -> bool:
-    """Whether a card kind is unplayable at `total` (RULES.md §3)."""
-    if kind <= 10:  # 1..9, 10, 50: only if the new total stays <= 101
-        return total + NUMBER_VALUES[kind] > 101
-    if kind == DOUBLE:
-        return owed == 2
-    return False  # -10, -1, 101, Pass, Turn, Shot are always playable
 
 
 class NeuHeuristic(Agent):
@@ -95,11 +86,11 @@ class NeuHeuristic(Agent):
         u_all = sum(unseen)
         playable_cache: dict[tuple[int, int], tuple[list[int], int]] = {}
 
-        def playable(t: int, o: int) -> tuple[list[int], int]:
+        def playable_at(t: int, o: int) -> tuple[list[int], int]:
             """The card kinds playable at total t (o plays owed), and how many unseen cards are not;
             asked many times per move, so computed once per (t, o)."""
             if (t, o) not in playable_cache:
-                kinds = [k for k in range(NUM_KINDS) if not _illegal(k, t, o)]
+                kinds = [k for k in range(NUM_KINDS) if playable(k, t, o)]
                 playable_cache[t, o] = kinds, u_all - sum(unseen[k] for k in kinds)
             return playable_cache[t, o]
 
@@ -112,19 +103,19 @@ class NeuHeuristic(Agent):
         def stuck_chance(seat: int, t: int, o: int) -> float:
             """P(the hidden hand of relative `seat` has no legal card)."""
             if self.peek is not None:
-                return float(not any(self.peek(seat)[k] for k in playable(t, o)[0]))
+                return float(not any(self.peek(seat)[k] for k in playable_at(t, o)[0]))
             h = int(seats[seat, 2])
             if h == 0:
                 return 1.0
             if u_all < h:
                 return 0.0
-            return comb(playable(t, o)[1], h) / comb(u_all, h)
+            return comb(playable_at(t, o)[1], h) / comb(u_all, h)
 
         u = max(u_all, 1)
 
         def my_stuck(rest: list[int], t: int, o: int) -> float:
             """P(my remaining cards plus one unknown draw are all unplayable at t)."""
-            kinds, unseen_unplayable = playable(t, o)
+            kinds, unseen_unplayable = playable_at(t, o)
             if any(rest[k] for k in kinds):
                 return 0.0
             return unseen_unplayable / u

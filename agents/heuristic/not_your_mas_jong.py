@@ -4,7 +4,7 @@ Strategy (a mahjong player's "shanten and acceptance" play, from the agent's own
 observation only):
 
 * **Distance.** A hand's distance is the number of cards it still has to
-  exchange to become three sets and a pair (`envs.not_your_mas_jong.shanten`:
+  exchange to become three sets and a pair (`agents.heuristic.hand_distance.shanten`:
   each missing set costs two cards, one if a pair or a two-card sequence piece
   is waiting for it; a missing pair costs one; locked sets count as sets).
 * **Discard.** Throw the card whose removal leaves the smallest distance.
@@ -26,12 +26,9 @@ from functools import lru_cache
 import numpy as np
 
 from agents.base import Agent
+from agents.heuristic.hand_distance import shanten, shanten_each
 from envs.not_your_mas_jong import (
     A_PASS,
-    A_STEAL_HIGHEST,
-    A_STEAL_IDENTICAL,
-    A_STEAL_LOWEST,
-    A_STEAL_MIDDLE,
     A_STEAL_WIN,
     COPIES,
     NUM_TYPES,
@@ -42,17 +39,9 @@ from envs.not_your_mas_jong import (
     SEAT_BLOCK,
     SEAT_DISCARDS,
     SEAT_LOCKED,
-    shanten,
-    shanten_each,
+    SET_STEAL_CARDS,
+    holds_set_steal,
 )
-
-# Which other two cards each set steal takes from the hand, as offsets from the discard.
-STEAL_FROM_HAND = {
-    A_STEAL_IDENTICAL: (0, 0),
-    A_STEAL_LOWEST: (1, 2),
-    A_STEAL_MIDDLE: (-1, 1),
-    A_STEAL_HIGHEST: (-2, -1),
-}
 
 
 @lru_cache(maxsize=200_000)
@@ -87,16 +76,16 @@ def read_view(obs: np.ndarray, num_players: int) -> tuple[list[int], int, np.nda
     return own.astype(int).tolist(), locked_sets, seen, unseen
 
 
-def distance_after_steal(hand: list[int], locked_sets: int, card: int, offsets: tuple[int, int]) -> int | None:
-    """Distance after a set steal of `card` (taking the two cards at `offsets` from the hand)
-    and the best discard that follows; None when the hand lacks those two cards."""
-    rank = card % 5
-    if not all(0 <= rank + o < 5 for o in offsets):
+def distance_after_steal(hand: list[int], locked_sets: int, taken: tuple[int, int]) -> int | None:
+    """Distance after a set steal that takes the cards `taken` from the hand (a row of
+    `envs.not_your_mas_jong.SET_STEAL_CARDS`) and the best discard that follows; None when the
+    hand lacks those two cards."""
+    if not holds_set_steal(hand, *taken):
         return None
     after = list(hand)
-    for o in offsets:
-        after[card + o] -= 1
-    if min(after) < 0 or not any(after):
+    for k in taken:
+        after[k] -= 1
+    if not any(after):
         return None
     return min(d for d in shanten_each(after, locked_sets + 1, -1) if d is not None)
 
@@ -113,6 +102,9 @@ class NotYourMasJongHeuristic(Agent):
     def act(self, observation: dict) -> int:
         obs = observation["observation"]
         legal = self.legal_actions(observation)
+        if len(legal) == 1:
+            # e.g. a steal decision with nothing to steal (asked so that who is asked tells nothing)
+            return int(legal[0])
         hand, locked_sets, seen, unseen = read_view(obs, self.num_players)
         if obs[OBS_PHASE] == 1:
             card = int(np.argmax(obs[OBS_DISCARD : OBS_DISCARD + NUM_TYPES]))
@@ -145,11 +137,10 @@ class NotYourMasJongHeuristic(Agent):
     def _steal_or_pass(self, hand, locked_sets, card, legal) -> int:
         # Passing keeps the hand as it is (one card short of a full turn).
         best_action, best_distance = A_PASS, hand_distance(tuple(hand), locked_sets)
-        for a in legal:
-            a = int(a)
-            if a not in STEAL_FROM_HAND:
+        for a, first, second in SET_STEAL_CARDS[card]:
+            if a not in legal:
                 continue
-            d = distance_after_steal(hand, locked_sets, card, STEAL_FROM_HAND[a])
+            d = distance_after_steal(hand, locked_sets, (first, second))
             if d is not None and best_distance - d >= self.min_steal_gain:
                 best_action, best_distance = a, d
         return best_action
