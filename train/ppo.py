@@ -100,7 +100,7 @@ class Args:
 
 
 # Counts and numbers: (low, high) bounds, so that a typo fails at once and memory cannot explode.
-INT_BOUNDS = {"players": (2, 64), "steps": (1, 10**12), "seed": (0, 2**32 - 1), "workers": (0, 64),
+INT_BOUNDS = {"steps": (1, 10**12), "seed": (0, 2**32 - 1), "workers": (0, 64),
               "num_envs": (1, 4096), "rollout_steps": (1, MAX_ROLLOUT), "num_minibatches": (1, 4096),
               "update_epochs": (1, 100), "hidden": (1, MAX_HIDDEN)}
 # name: (low, high, low is allowed)
@@ -444,7 +444,7 @@ def cli(argv=None, parse=parse_args, warm_start=None, module: str = "train.ppo")
         run = prepare(args)
     except ValueError as e:  # a refusal before anything is written: one line, exit 2
         print(f"python -m {module}: error: {e}", file=sys.stderr)
-        return 2
+        raise SystemExit(2) from None
     try:
         train(args, run, warm_start, module)
     finally:
