@@ -540,3 +540,160 @@ def record_game(env, bot):
             acts.append(action)
         env.step(action)
     return seen, acts
+
+
+# ---------------------------------------------------------------- run folders
+def test_an_existing_run_is_kept_unless_resumed_or_overwritten(tmp_path, capsys):
+    args = tiny(tmp_path, steps=300)
+    train(args)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()}
+    with pytest.raises(ValueError, match=r"already holds a run \(progress.csv, checkpoint.pt, final.pt\); add --resume"):
+        train(args)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()} == before  # nothing touched
+    argv = ["--game", "neu", "--players", "3", "--out", str(tmp_path / "run"), "--workers", "0"]
+    assert "already holds a run" in cli_error_line(ppo.cli, argv, capsys)
+    train(dataclasses.replace(args, overwrite=True, seed=4))  # replaced on request
+    assert (tmp_path / "run" / "final.pt").read_bytes() != before["final.pt"]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="is a file, not a run folder"):
+        train(tiny(tmp_path, run_name="file"))
+
+
+def test_a_lock_keeps_a_second_trainer_out_and_a_stale_one_is_taken_over(tmp_path, capsys):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (folder / "trainer.lock").write_text(str(alive.pid))
+        with pytest.raises(ValueError, match=f"another trainer \\(pid {alive.pid}\\) is using"):
+            train(tiny(tmp_path, steps=300))
+        assert sorted(p.name for p in folder.iterdir()) == ["trainer.lock"]  # nothing written
+    finally:
+        alive.kill()
+        alive.wait()
+    # the same pid, now dead (killed): the lock is stale, the run goes ahead and says so
+    train(tiny(tmp_path, steps=300))
+    assert f"taking over a stale trainer.lock (pid {alive.pid} is no longer running)" in capsys.readouterr().out
+    assert not (folder / "trainer.lock").exists()  # released at the end
+
+
+def test_resume_cuts_the_log_back_to_the_checkpoint_and_refuses_another_network(tmp_path):
+    args = tiny(tmp_path, steps=600)
+    train(args)
+    log = tmp_path / "run" / "progress.csv"
+    rows = log.read_text().splitlines()
+    # a trainer killed after logging update 3 but before its checkpoint leaves a row the checkpoint does not know
+    log.write_text("\n".join(rows + [rows[-1].replace("2,", "3,", 1)]) + "\n")
+    train(dataclasses.replace(args, steps=900, resume=True))
+    assert [line.split(",")[0] for line in log.read_text().splitlines()[1:]] == ["1", "2", "3"]
+    for change, message in ((dict(hidden=32), "trained with hidden 16, not 32"),
+                            (dict(critic="global"), "trained with critic 'plain', not 'global'")):
+        with pytest.raises(ValueError, match=message):
+            train(dataclasses.replace(args, resume=True, steps=1200, **change))
+    with pytest.raises(ValueError, match="trained with features False, not True"):
+        train(tiny(tmp_path, game="neu", features=True, resume=True, steps=1200))
+    with pytest.raises(ValueError, match="no checkpoint.pt in .* to continue from"):
+        train(tiny(tmp_path, run_name="never", resume=True))
+    assert not (tmp_path / "never").exists()
+
+
+def test_resume_refuses_an_exported_policy(tmp_path, ckpt):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "checkpoint.pt").write_bytes(ckpt.read_bytes())
+    with pytest.raises(ValueError, match="checkpoint.pt is an exported policy \\(no optimizer state\\)"):
+        train(tiny(tmp_path, resume=True))
+
+
+def test_export_folder_is_checked_before_training(tmp_path, capsys):
+    argv = ["--game", "neu", "--players", "3", "--out", str(tmp_path / "run"), "--export", str(tmp_path / "no" / "x.pt")]
+    assert "--export: folder" in cli_error_line(ppo.cli, argv, capsys)
+    assert not (tmp_path / "run").exists()
+
+
+# ---------------------------------------------------------------- hostile checkpoints
+def edited(ckpt, tmp_path, name, edit):
+    data = torch.load(ckpt, weights_only=True)
+    edit(data)
+    path = tmp_path / name
+    torch.save(data, path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "name, edit, message",
+    [
+        ("huge.pt", lambda d: d.update(hidden=20000), r"huge.pt: field 'hidden' must be a whole number from 1 to 4096, got 20000"),
+        ("negative.pt", lambda d: d.update(hidden=-1), r"negative.pt: field 'hidden' must be a whole number"),
+        ("wide.pt", lambda d: d.update(hidden=32), r"wide.pt: weights do not fit the network: 'model.actor.0.weight' has shape \(16, 56\)"),
+        ("listgame.pt", lambda d: d.update(game=["neu"]), r"listgame.pt: field 'game' must be one of .*got \['neu'\]"),
+        ("players.pt", lambda d: d.update(num_players="3"), r"players.pt: field 'num_players' must be a whole number"),
+        ("critic.pt", lambda d: d.update(critic_size=10**9), r"critic.pt: field 'critic_size' must be a whole number"),
+        ("nan.pt", lambda d: d["model"]["actor.2.weight"].fill_(float("nan")), r"nan.pt: field 'model.actor.2.weight' holds NaN"),
+        ("inf.pt", lambda d: d["model"]["critic_mean"].fill_(float("inf")), r"inf.pt: field 'model.critic_mean' holds NaN"),
+        ("std0.pt", lambda d: d["model"]["obs_std"].zero_(), r"std0.pt: field 'model.obs_std' holds zeros"),
+        ("stdnan.pt", lambda d: d["model"]["obs_std"].fill_(float("nan")), r"stdnan.pt: field 'model.obs_std' holds NaN"),
+        ("extra.pt", lambda d: d["model"].update(extra=torch.zeros(1)), r"extra.pt: weights do not fit the network \(missing none, unexpected \['extra'\]\)"),
+        ("flag.pt", lambda d: d.update(hint="yes"), r"flag.pt: field 'hint' must be true or false"),
+    ],
+)
+def test_a_damaged_checkpoint_is_refused_before_anything_is_built(ckpt, tmp_path, name, edit, message, monkeypatch):
+    path = edited(ckpt, tmp_path, name, edit)
+    built = []
+    monkeypatch.setattr("agents.checkpoint.ActorCritic", lambda *a: built.append(a))
+    with pytest.raises(CheckpointError, match=message):
+        PPOAgent.load(path)
+    assert built == []
+
+
+def test_a_pickle_that_would_run_code_is_refused_in_one_clear_sentence(tmp_path):
+    class Payload:
+        def __reduce__(self):
+            return (os.system, ("echo this must never run",))
+
+    path = tmp_path / "evil.pt"
+    torch.save({"format": "cardzoo-ppo-1", "model": Payload()}, path)
+    with pytest.raises(CheckpointError) as e:
+        PPOAgent.load(path)
+    text = str(e.value)
+    assert text.startswith(f"{path}: refused: the file would run code when loaded")
+    assert "system" in text and text.endswith(")") and "weights_only" not in text and "\n" not in text
+
+
+# ---------------------------------------------------------------- shipped checkpoints
+GOLDEN = np.load(Path(__file__).parent / "golden" / "ppo_decisions.npz")
+
+
+@pytest.mark.parametrize("path", sorted(CHECKPOINT_DIR.glob("*.pt")), ids=lambda p: p.stem)
+def test_shipped_checkpoints_decide_as_when_they_were_trained(path: Path):
+    """Recorded views (observation, mask) and the moves each shipped policy chose on them, greedy and sampled."""
+    views = [{"observation": o, "action_mask": m} for o, m in zip(GOLDEN[f"{path.stem}.observation"], GOLDEN[f"{path.stem}.action_mask"])]
+    greedy, sampled = PPOAgent.load(path, seed=0), PPOAgent.load(path, seed=7, greedy=False)
+    assert [greedy.act(v) for v in views] == GOLDEN[f"{path.stem}.action"].tolist()
+    assert [sampled.act(v) for v in views] == GOLDEN[f"{path.stem}.sampled_seed7"].tolist()
+
+
+@pytest.mark.parametrize("path", sorted(CHECKPOINT_DIR.glob("*.json")), ids=lambda p: p.stem)
+def test_shipped_commands_still_parse_to_the_recorded_arguments(path: Path):
+    import shlex
+
+    sidecar = json.loads(path.read_text())
+    words = shlex.split(sidecar["reproduce"])
+    assert words[:2] == ["python", "-m"] and words[2] in ("train.ppo", "train.ppo_warmstart")
+    module = ppo if words[2] == "train.ppo" else ppo_warmstart
+    args = dataclasses.asdict(module.parse_args(words[3:]))
+    recorded = {{"num_workers": "workers"}.get(k, k): v for k, v in sidecar["args"].items()}
+    recorded["out"] = os.path.join(recorded.pop("run_dir"), recorded.pop("run_name"))
+    assert {k: recorded.get(k, v) for k, v in args.items()} == args  # every argument the command sets, as recorded
+    assert set(args) - set(recorded) <= {"features", "hint", "win_bonus", "overwrite"}  # options added since, at their defaults
+
+
+def test_agents_never_import_train():
+    import ast
+
+    for source in Path(__file__).parent.parent.joinpath("agents").rglob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n == "train" or n.startswith("train.") for n in names), source
