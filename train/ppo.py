@@ -158,6 +158,12 @@ def integer(text: str) -> int:
         return int(value)
 
 
+class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
+    def _get_help_string(self, action):  # an empty default ("" or False) says nothing worth a "(default: )"
+        empty = action.default is None or action.default is False or action.default == ""
+        return action.help if empty else super()._get_help_string(action)
+
+
 class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str):  # one clear line, not the whole usage block
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -165,10 +171,10 @@ class OneLineParser(argparse.ArgumentParser):
 
 def build_parser(args_class=Args, prog: str = "python -m train.ppo", description: str | None = None) -> OneLineParser:
     parser = OneLineParser(prog=prog, description=description or __doc__.split("\n\n")[0],
-                           formatter_class=argparse.ArgumentDefaultsHelpFormatter, epilog=PROGRESS_LABELS)
+                           formatter_class=DefaultsShown, epilog=PROGRESS_LABELS)
     for f in dataclasses.fields(args_class):
         if f.type in ("bool", bool):
-            parser.add_argument(flag(f.name), action=argparse.BooleanOptionalAction, default=f.default, help=f.metadata["help"])
+            parser.add_argument(flag(f.name), action="store_true", help=f.metadata["help"])
             continue
         kind = {"int": integer, "float": float, "str": str}[f.type if isinstance(f.type, str) else f.type.__name__]
         choices = envs.available_games() if f.name == "game" else f.metadata.get("choices")
