@@ -551,7 +551,7 @@ def test_an_existing_run_is_kept_unless_resumed_or_overwritten(tmp_path, capsys)
         train(args)
     assert {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()} == before  # nothing touched
     argv = ["--game", "neu", "--players", "3", "--out", str(tmp_path / "run"), "--workers", "0"]
-    assert "already holds a run" in cli_error_line(ppo.cli, argv, capsys)
+    assert "already holds a run" in cli_error_line(ppo.run_cli, argv, capsys)
     train(dataclasses.replace(args, overwrite=True, seed=4))  # replaced on request
     assert (tmp_path / "run" / "final.pt").read_bytes() != before["final.pt"]
     (tmp_path / "file").write_text("x")
@@ -609,7 +609,7 @@ def test_resume_refuses_an_exported_policy(tmp_path, ckpt):
 
 def test_export_folder_is_checked_before_training(tmp_path, capsys):
     argv = ["--game", "neu", "--players", "3", "--out", str(tmp_path / "run"), "--export", str(tmp_path / "no" / "x.pt")]
-    assert "--export: folder" in cli_error_line(ppo.cli, argv, capsys)
+    assert "--export: folder" in cli_error_line(ppo.run_cli, argv, capsys)
     assert not (tmp_path / "run").exists()
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import math
 import os
 import sys
 import time
@@ -54,6 +53,8 @@ import torch.nn as nn
 import envs
 from agents.checkpoint import MAX_HIDDEN, make_checkpoint, save_checkpoint
 from agents.network import ActorCritic, input_size
+from train import cli
+from train.cli import check_numbers, integer
 from train.rollout import RolloutWorkers, measure_scales
 from train.runfolder import RunFolder
 
@@ -110,22 +111,6 @@ FLOAT_BOUNDS = {"self_play": (0, 1, True), "vs_heuristic": (0, 1, True), "vs_ran
                 "max_grad_norm": (0, 1e6, False)}
 
 
-def flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
-def check_numbers(args, ints: dict, floats: dict) -> None:
-    """ValueError, naming the flag, for a count or number that is not finite or out of its range."""
-    for name, (low, high) in ints.items():
-        value = getattr(args, name)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValueError(f"{flag(name)} must be a whole number from {low:,} to {high:,}, got {value}")
-    for name, (low, high, closed) in floats.items():
-        value = getattr(args, name)
-        if not (math.isfinite(value) and (low <= value if closed else low < value) and value <= high):
-            raise ValueError(f"{flag(name)} must be a finite number in {'[' if closed else '('}{low}, {high}], got {value}")
-
-
 def check_args(args: Args) -> None:
     """ValueError with a clear one-line message for arguments that cannot work."""
     if args.game not in envs.available_games():
@@ -146,39 +131,9 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--export: folder {folder!r} is not writable")
 
 
-def integer(text: str) -> int:
-    """A count: 2_000_000 and 2e6 both work; 2.5e6 is a float, not a count."""
-    text = text.replace("_", "")
-    try:
-        return int(text)
-    except ValueError:
-        value = float(text)  # ValueError here: argparse says "invalid integer value"
-        if not value.is_integer():
-            raise
-        return int(value)
-
-
-class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
-    def _get_help_string(self, action):  # an empty default ("" or False) says nothing worth a "(default: )"
-        empty = action.default is None or action.default is False or action.default == ""
-        return action.help if empty else super()._get_help_string(action)
-
-
-class OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str):  # one clear line, not the whole usage block
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def build_parser(args_class=Args, prog: str = "python -m train.ppo", description: str | None = None) -> OneLineParser:
-    parser = OneLineParser(prog=prog, description=description or __doc__.split("\n\n")[0],
-                           formatter_class=DefaultsShown, epilog=PROGRESS_LABELS)
-    for f in dataclasses.fields(args_class):
-        if f.type in ("bool", bool):
-            parser.add_argument(flag(f.name), action="store_true", help=f.metadata["help"])
-            continue
-        kind = {"int": integer, "float": float, "str": str}[f.type if isinstance(f.type, str) else f.type.__name__]
-        choices = envs.available_games() if f.name == "game" else f.metadata.get("choices")
-        parser.add_argument(flag(f.name), type=kind, default=f.default, choices=choices, help=f.metadata["help"])
+def build_parser(args_class=Args, prog: str = "python -m train.ppo", description: str | None = None):
+    parser = cli.build_parser(args_class, prog, description or __doc__.split("\n\n")[0], PROGRESS_LABELS,
+                              choices={"game": envs.available_games()})
     # Older names, still accepted (the shipped checkpoints' commands use them), not shown in --help.
     parser.add_argument("--num-workers", dest="workers", type=integer, help=argparse.SUPPRESS)
     parser.add_argument("--run-dir", default=None, help=argparse.SUPPRESS)
@@ -444,7 +399,7 @@ def winrate(episodes) -> float:
     return float(np.mean([e["rank"] == 1 for e in episodes])) if episodes else float("nan")
 
 
-def cli(argv=None, parse=parse_args, warm_start=None, module: str = "train.ppo") -> int:
+def run_cli(argv=None, parse=parse_args, warm_start=None, module: str = "train.ppo") -> int:
     args = parse(argv)
     try:
         run = prepare(args)
@@ -459,4 +414,4 @@ def cli(argv=None, parse=parse_args, warm_start=None, module: str = "train.ppo")
 
 
 if __name__ == "__main__":
-    sys.exit(cli())
+    sys.exit(run_cli())

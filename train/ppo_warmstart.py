@@ -108,10 +108,10 @@ def main(args: Args):
     return ppo.main(args, warm_start=imitate if args.imitation_steps else None, module="train.ppo_warmstart")
 
 
-def cli(argv=None) -> int:
+def run_cli(argv=None) -> int:
     args = parse_args(argv)
-    return ppo.cli(argv, parse=lambda _: args, warm_start=imitate if args.imitation_steps else None, module="train.ppo_warmstart")
+    return ppo.run_cli(argv, parse=lambda _: args, warm_start=imitate if args.imitation_steps else None, module="train.ppo_warmstart")
 
 
 if __name__ == "__main__":
-    sys.exit(cli())
+    sys.exit(run_cli())
