@@ -408,6 +408,11 @@ def run_cli(argv=None, parse=parse_args, warm_start=None, module: str = "train.p
         raise SystemExit(2) from None
     try:
         train(args, run, warm_start, module)
+    except KeyboardInterrupt:
+        resumable = os.path.isfile(run.checkpoint_path)
+        print(f"\npython -m {module}: interrupted; " + (f"continue with the same command plus --resume (from {run.checkpoint_path})"
+              if resumable else "no update finished, nothing to resume"), file=sys.stderr)
+        raise SystemExit(130) from None
     finally:
         run.release()
     return 0
