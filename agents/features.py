@@ -1,4 +1,4 @@
-"""Hand-made features a policy network may read next to the raw observation (`train.ppo --features`).
+"""Hand-made features a policy network may read next to the raw observation (`train.ppo_warmstart --features`).
 
 The env's observation is raw: card counts, piles, tokens. For most games a
 small MLP learns what it needs from that. Not Your Ma's Jong is different: the
@@ -112,7 +112,7 @@ def featurizer(game: str, num_players: int):
 
 
 def hinter(game: str, num_players: int):
-    """(obs, mask) -> one-hot of the move the game's heuristic would play here (`train.ppo --hint`).
+    """(obs, mask) -> one-hot of the move the game's heuristic would play here (`train.ppo_warmstart --hint`).
 
     A hint, not a rule: the network may follow it or learn where to deviate
     ("residual" learning on top of a hand-written policy). The heuristic reads

@@ -8,7 +8,7 @@
 Shipped checkpoints live in `agents/checkpoints/<game>_<n>p.pt`, each with a
 `.json` sidecar holding the command that reproduces it, its training budget
 and its evaluation. A checkpoint is a plain dict of tensors and numbers
-(`train.ppo.checkpoint_dict`), read with ``torch.load(..., weights_only=True)``,
+(`agents/checkpoint.py`), read with ``torch.load(..., weights_only=True)``,
 so loading one never runs code from the file.
 
 The agent plays greedily by default (the most probable legal action);
@@ -23,42 +23,14 @@ import numpy as np
 import torch
 
 from agents.base import Agent
+from agents.checkpoint import CHECKPOINT_FORMAT, CheckpointError, build_network, read_checkpoint  # noqa: F401 (re-exported)
+from agents.network import policy_input
 
 CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
-REQUIRED_KEYS = ("game", "num_players", "obs_size", "num_actions", "critic_size", "hidden", "model")
-
-
-def _first_line(error: Exception, limit: int) -> str:
-    """An exception's first line, cut short: torch errors can run to pages."""
-    return (str(error).splitlines() or [""])[0][:limit]
-
-
-class CheckpointError(ValueError):
-    """A file that is not a usable PPO checkpoint for the game asked for."""
 
 
 def checkpoint_path(game: str, num_players: int) -> Path:
     return CHECKPOINT_DIR / f"{game}_{num_players}p.pt"
-
-
-def read_checkpoint(path) -> dict:
-    """Load and check a checkpoint file; errors name the file and what is wrong."""
-    from train.ppo import CHECKPOINT_FORMAT
-
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"PPO checkpoint {path} {'is a directory, not a file' if path.is_dir() else 'does not exist'}")
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # truncated zip, garbage bytes, pickles with code in them, ...
-        raise CheckpointError(f"{path}: not a readable PPO checkpoint ({type(e).__name__}: {_first_line(e, 200)})") from None
-    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
-        raise CheckpointError(f"{path}: not a cardzoo PPO checkpoint (format {found!r}, expected {CHECKPOINT_FORMAT!r})")
-    missing = [k for k in REQUIRED_KEYS if k not in ckpt]
-    if missing:
-        raise CheckpointError(f"{path}: checkpoint lacks {', '.join(missing)}")
-    return ckpt
 
 
 class PPOAgent(Agent):
@@ -77,33 +49,14 @@ class PPOAgent(Agent):
     def load(cls, path, game: str | None = None, num_players: int | None = None, seed: int | None = None,
              greedy: bool = True) -> "PPOAgent":
         """Load a checkpoint; `game` / `num_players`, when given, must match what it was trained for."""
-        import envs
-        from train.ppo import ActorCritic
-        from train.rollout import input_size, policy_input
-
-        ckpt = read_checkpoint(path)
+        ckpt = read_checkpoint(path)  # every field and tensor checked before anything is built
         path = Path(path)
         if game is not None and ckpt["game"] != game:
             raise CheckpointError(f"{path}: trained for game {ckpt['game']!r}, not {game!r}")
         if num_players is not None and ckpt["num_players"] != num_players:
             raise CheckpointError(f"{path}: trained for {ckpt['num_players']} players, not {num_players}")
-        try:
-            engine = envs.make_raw(ckpt["game"], num_players=ckpt["num_players"]).game
-        except ValueError as e:
-            raise CheckpointError(f"{path}: {e}") from None
-        for key, now in (("obs_size", engine.obs_size), ("num_actions", engine.num_actions)):
-            if ckpt[key] != now:
-                raise CheckpointError(
-                    f"{path}: {key.replace('_', ' ')} {ckpt[key]} in the checkpoint, but {ckpt['game']} "
-                    f"with {ckpt['num_players']} players has {now} (the env changed since training; retrain)"
-                )
-        features, hint = bool(ckpt.get("features", False)), bool(ckpt.get("hint", False))
-        net = ActorCritic(input_size(engine, features, hint), ckpt["num_actions"], ckpt["critic_size"], ckpt["hidden"])
-        try:
-            net.load_state_dict(ckpt["model"])
-        except (RuntimeError, TypeError, AttributeError) as e:
-            raise CheckpointError(f"{path}: weights do not fit the network ({_first_line(e, 300)})") from None
-        net.eval()
+        features, hint = ckpt["features"], ckpt["hint"]
+        net = build_network(ckpt)
         agent = cls(ckpt["game"], ckpt["num_players"], seed, greedy=greedy)
         agent.net, agent.path = net, path
         agent._to_input = policy_input(ckpt["game"], ckpt["num_players"], features, hint)
@@ -140,7 +93,7 @@ class PPOAgent(Agent):
         for i, (w, b) in enumerate(self._layers):
             x = x @ w + b
             if i < len(self._layers) - 1:
-                x = np.tanh(x)  # the actor is Linear-Tanh-Linear-Tanh-Linear (train.ppo.ActorCritic)
+                x = np.tanh(x)  # the actor is Linear-Tanh-Linear-Tanh-Linear (agents.network.ActorCritic)
         logits = x.astype(np.float64)[legal]
         if self.greedy:
             return int(legal[int(np.argmax(logits))])

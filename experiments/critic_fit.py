@@ -67,7 +67,8 @@ def critic_fit(path: str, steps: int, gamma: float | None, epochs: int, opponent
     import torch
 
     from agents.ppo import PPOAgent, read_checkpoint
-    from train.ppo import ActorCritic, Args
+    from agents.network import ActorCritic
+    from train.ppo_warmstart import Args
     from train.rollout import RolloutWorker, measure_scales
 
     PPOAgent.load(path)  # every check on the file, with its clear errors

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +13,12 @@ import torch
 
 import envs
 from agents import PPOAgent, make_agent
+from agents.network import MASKED_LOGIT, ActorCritic, sample
 from agents.ppo import CHECKPOINT_DIR, CheckpointError
-from train.ppo import MASKED_LOGIT, ActorCritic, Args, gae, main, parse_args, sample
+from train import ppo, ppo_warmstart
+from train.ppo import Args, gae, main, parse_args
 from train.rollout import Buffer, Table
-from tests.helpers import heuristic_decisions
+from tests.helpers import cli_error_line, heuristic_decisions
 
 
 # ---------------------------------------------------------------- masking
@@ -166,32 +169,59 @@ def test_gae_follows_each_seat_stream():
 
 
 # ---------------------------------------------------------------- tiny training runs
-def tiny(tmp_path, **kw) -> Args:
-    base = dict(game="neu", players=3, steps=600, rollout_steps=300, num_envs=2, num_workers=0, hidden=16,
-                run_dir=str(tmp_path), progress=False, seed=3, checkpoint_every=1, scale_games=4)
+@pytest.fixture(scope="module", autouse=True)
+def few_scale_games():
+    """Tiny runs measure the input scales on 4 random games instead of 40 (it only sets the normalisers)."""
+    before, ppo.SCALE_GAMES = ppo.SCALE_GAMES, 4
+    yield
+    ppo.SCALE_GAMES = before
+
+
+WARM_START = {"features", "hint", "win_bonus", "imitation_steps", "imitation_epochs", "imitation_smoothing"}
+
+
+def tiny(tmp_path, run_name="run", **kw):
+    base = dict(game="neu", players=3, steps=600, rollout_steps=300, num_envs=2, workers=0, hidden=16, seed=3,
+                out=str(tmp_path / run_name))
     base.update(kw)
-    return Args(**base)
+    return (ppo_warmstart.Args if WARM_START & set(kw) else Args)(**base)
+
+
+def train(args):
+    """The variant's main for warm-start arguments, the core's otherwise."""
+    return ppo_warmstart.main(args) if isinstance(args, ppo_warmstart.Args) else main(args)
 
 
 def weights(net):
     return {k: v.clone() for k, v in net.state_dict().items()}
 
 
-def test_same_seed_same_weights(tmp_path):
-    a = weights(main(tiny(tmp_path, run_name="a")))
-    b = weights(main(tiny(tmp_path, run_name="b")))
-    c = weights(main(tiny(tmp_path, run_name="c", seed=4)))
+def test_same_seed_same_weights(tmp_path, capsys):
+    a = weights(train(tiny(tmp_path, run_name="a", steps=700)))
+    printed = capsys.readouterr().out.splitlines()
+    b = weights(train(tiny(tmp_path, run_name="b", steps=700)))
+    c = weights(train(tiny(tmp_path, run_name="c", seed=4, steps=700)))
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert not all(torch.equal(a[k], c[k]) for k in a)
     rows = (tmp_path / "a" / "progress.csv").read_text().splitlines()
     assert len(rows) == 3 and "winrate_vs_heuristic" in rows[0] and "steps_per_second" in rows[0]
+    # The run says where it writes, how --steps was rounded and what the progress labels mean.
+    folder = str(tmp_path / "a")
+    assert printed[0] == f"train.ppo: neu, 3 players, run folder {folder}"
+    assert "--steps 700 is 2 update(s) of --rollout-steps 300 = 600 env steps (rounded down to whole rollouts" in printed[1]
+    assert "progress.csv" in printed[2] and "checkpoint.pt" in printed[2]
+    tensorboard = f"tensorboard --logdir {folder}" in printed[2]
+    assert tensorboard or "TensorBoard: skipped, the tensorboard package is not installed (pip install tensorboard)" in printed[2]
+    assert "vs_h = " in printed[3]
+    assert printed[-1].startswith("train.ppo: done, ")
+    assert printed[-1].endswith(f"{folder} holds progress.csv, checkpoint.pt, final.pt" + (", TensorBoard events" if tensorboard else ""))
 
 
 def test_global_critic_resume_and_export(tmp_path):
     export = tmp_path / "neu_3p.pt"
     args = tiny(tmp_path, run_name="g", critic="global", steps=300, export=str(export))
-    main(args)
-    resumed = main(dataclasses.replace(args, steps=600, resume=True))  # one more update from the checkpoint
+    train(args)
+    resumed = train(dataclasses.replace(args, steps=600, resume=True))  # one more update from the checkpoint
     lines = (tmp_path / "g" / "progress.csv").read_text().splitlines()
     assert [line.split(",")[0] for line in lines[1:]] == ["1", "2"]
     assert resumed.critic_mean.numel() > resumed.obs_mean.numel()  # the critic sees env.state() too
@@ -203,7 +233,7 @@ def test_global_critic_resume_and_export(tmp_path):
 
 
 def test_worker_processes(tmp_path):
-    net = main(tiny(tmp_path, run_name="w", num_workers=2, steps=300))
+    net = train(tiny(tmp_path, run_name="w", workers=2, steps=300))
     assert all(torch.isfinite(v).all() for v in net.state_dict().values())
 
 
@@ -234,21 +264,21 @@ def agreement_with_heuristic(net, game: str, n: int, seed: int, games: int = 4) 
 
 
 def test_imitation_warm_start_copies_the_heuristic(tmp_path, capsys):
-    before = main(tiny(tmp_path, run_name="none", game="deadfall", players=3, steps=1, rollout_steps=1, hidden=64))
-    after = main(tiny(tmp_path, run_name="bc", game="deadfall", players=3, steps=1, rollout_steps=1, hidden=64,
+    before = train(tiny(tmp_path, run_name="none", game="deadfall", players=3, steps=1, rollout_steps=1, hidden=64))
+    after = train(tiny(tmp_path, run_name="bc", game="deadfall", players=3, steps=1, rollout_steps=1, hidden=64,
                       imitation_steps=6000, imitation_epochs=20, learning_rate=3e-3))
     assert "imitation:" in capsys.readouterr().out  # the agreement on the training data is reported
     (untrained, _), (cloned, entropy) = (agreement_with_heuristic(net, "deadfall", 3, seed=900) for net in (before, after))
     assert cloned > 0.75 and cloned > untrained + 0.2, (untrained, cloned)
     # label smoothing (default 0.1) keeps some exploration; without it the copy of a deterministic heuristic collapses
     assert entropy > 0.1, entropy
-    exact = main(tiny(tmp_path, run_name="bc0", game="deadfall", players=3, steps=1, rollout_steps=1, hidden=64,
+    exact = train(tiny(tmp_path, run_name="bc0", game="deadfall", players=3, steps=1, rollout_steps=1, hidden=64,
                       imitation_steps=6000, imitation_epochs=20, learning_rate=3e-3, imitation_smoothing=0.0))
     assert agreement_with_heuristic(exact, "deadfall", 3, seed=900)[1] < entropy
 
 
 def test_hint_is_the_heuristics_move_and_a_hinted_policy_learns_to_follow_it(tmp_path):
-    from train.rollout import policy_input
+    from agents.network import policy_input
 
     env = envs.make_raw("deadfall", num_players=3)
     to_input = policy_input("deadfall", 3, features=False, hint=True)
@@ -261,7 +291,7 @@ def test_hint_is_the_heuristics_move_and_a_hinted_policy_learns_to_follow_it(tmp
     assert decisions > 100
 
     export = tmp_path / "hint.pt"
-    main(tiny(tmp_path, run_name="h", game="deadfall", players=3, steps=1, rollout_steps=1, hidden=64, hint=True,
+    train(tiny(tmp_path, run_name="h", game="deadfall", players=3, steps=1, rollout_steps=1, hidden=64, hint=True,
               imitation_steps=3000, imitation_epochs=20, learning_rate=3e-3, export=str(export)))
     bot = PPOAgent.load(export, seed=0)
     size = env.game.obs_size + env.game.num_actions
@@ -338,12 +368,12 @@ def test_neu_features_are_the_heuristics_chances_for_each_legal_move():
 
 def test_features_run_end_to_end_and_only_where_a_game_has_them(tmp_path):
     export = tmp_path / "mj.pt"
-    main(tiny(tmp_path, run_name="f", game="not_your_mas_jong", players=3, features=True, export=str(export)))
+    train(tiny(tmp_path, run_name="f", game="not_your_mas_jong", players=3, features=True, export=str(export)))
     bot = PPOAgent.load(export, seed=0)
     assert bot.net.obs_mean.numel() == envs.make_raw("not_your_mas_jong", num_players=3).game.obs_size + 81
     play_one_game(bot, 3, game="not_your_mas_jong")
     with pytest.raises(ValueError, match="no hand-made features for 'deadfall'"):
-        main(tiny(tmp_path, run_name="nf", game="deadfall", features=True))
+        train(tiny(tmp_path, run_name="nf", game="deadfall", features=True))
 
 
 def play_one_game(bot, n, game="neu"):
@@ -367,7 +397,7 @@ def play_one_game(bot, n, game="neu"):
 def ckpt(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ckpt")
     path = tmp / "neu_3p.pt"
-    main(tiny(tmp, run_name="c", steps=300, export=str(path)))
+    train(tiny(tmp, run_name="c", steps=300, export=str(path)))
     return path
 
 
@@ -427,46 +457,219 @@ def test_shipped_checkpoints(path: Path):
         (["--game", "chess"], "invalid choice: 'chess'"),
         (["--players", "99"], "num_players must be from 2 to 7"),
         (["--critic", "oracle"], "invalid choice: 'oracle'"),
-        (["--steps", "0"], "--steps must be at least 1"),
-        (["--imitation-steps", "-5"], "--imitation-steps must be 0 or more"),
+        (["--steps", "0"], "--steps must be a whole number from 1 to"),
+        (["--imitation-steps", "-5"], "--imitation-steps must be a whole number from 0 to 2,000,000"),
         (["--imitation-smoothing", "1.5"], "--imitation-smoothing must be in [0, 1)"),
+        (["--imitation-smoothing", "nan"], "--imitation-smoothing must be in [0, 1)"),
         (["--self-play", "0.9", "--vs-random", "0.5"], "sum to at most 1"),
-        (["--win-bonus", "-1"], "--win-bonus must be 0 or more"),
+        (["--win-bonus", "-1"], "--win-bonus must be a finite number, 0 or more"),
+        (["--win-bonus", "inf"], "--win-bonus must be a finite number, 0 or more"),
         (["--run-name", "/tmp/elsewhere"], "--run-name is a folder name inside --run-dir"),
         (["--run-name", "a/b"], "--run-name is a folder name inside --run-dir"),
-        (["--torch-threads", "-1"], "--torch-threads must be 0 or more"),
+        (["--out", "runs/x", "--run-name", "y"], "give --out, or the older --run-dir/--run-name, not both"),
+        # every number is finite and in range, every count bounded, before anything runs
+        (["--max-grad-norm", "-1"], "--max-grad-norm must be a finite number in (0,"),
+        (["--clip-coef", "nan"], "--clip-coef must be a finite number in (0,"),
+        (["--vs-random", "nan"], "--vs-random must be a finite number in [0, 1]"),
+        (["--self-play", "-0.1"], "--self-play must be a finite number in [0, 1]"),
+        (["--learning-rate", "inf"], "--learning-rate must be a finite number in (0, 1]"),
+        (["--gamma", "0"], "--gamma must be a finite number in (0, 1]"),
+        (["--gae-lambda", "1.5"], "--gae-lambda must be a finite number in [0, 1]"),
+        (["--ent-coef=-inf"], "--ent-coef must be a finite number in [0,"),
+        (["--vf-coef", "nan"], "--vf-coef must be a finite number in [0,"),
+        (["--seed", "-1"], "--seed must be a whole number from 0 to"),
+        (["--rollout-steps", "1000000000000"], "--rollout-steps must be a whole number from 1 to 1,000,000"),
+        (["--rollout-steps", "1e12"], "--rollout-steps must be a whole number from 1 to 1,000,000"),
+        (["--steps", "1e15"], "--steps must be a whole number from 1 to"),
+        (["--num-envs", "100000"], "--num-envs must be a whole number from 1 to 4,096"),
+        (["--workers", "-1"], "--workers must be a whole number from 0 to 64"),
+        (["--num-workers", "1000"], "--workers must be a whole number from 0 to 64"),
+        (["--hidden", "20000"], "--hidden must be a whole number from 1 to 4,096"),
+        (["--update-epochs", "0"], "--update-epochs must be a whole number from 1 to 100"),
+        (["--steps", "2.5"], "invalid integer value: '2.5'"),
+        (["--resume", "--overwrite"], "give one of them"),
+        (["--export", "nowhere/x.pt"], "--export: folder 'nowhere' does not exist"),
+        (["--export", "agents/checkpoints"], "--export names the policy file to write, ending in .pt"),
     ],
 )
-def test_bad_arguments_get_clear_errors(argv, message, capsys):
-    with pytest.raises(SystemExit):
-        parse_args(argv)
-    err = capsys.readouterr().err
-    assert message in err
-    if "chess" in argv:
-        assert "neu" in err  # names the valid games
+def test_bad_arguments_get_one_clear_line(argv, message, capsys):
+    assert message in cli_error_line(ppo_warmstart.parse_args, argv, capsys)
 
 
-def test_underscores_in_step_counts():
+def test_counts_take_underscores_and_exponents():
     assert parse_args(["--steps", "2_000_000"]).steps == 2_000_000
+    assert parse_args(["--steps", "2e6", "--rollout-steps", "16_384"]).steps == 2_000_000
 
 
-def test_greedy_act_matches_the_torch_policy(ckpt):
-    bot = PPOAgent.load(ckpt, seed=0)
-    env = envs.make("neu", num_players=3)
-    for obs, action in zip(*record_game(env, bot)):
-        with torch.no_grad():
-            logits = bot.net.masked_logits(torch.from_numpy(obs["observation"])[None], torch.from_numpy(obs["action_mask"].astype(bool))[None])
-        assert action == int(logits.argmax())
+def test_help_shows_defaults_rounding_and_progress_labels():
+    text = " ".join(ppo.build_parser().format_help().split())
+    assert "--steps STEPS env agent-steps (all seats) to play, rounded down to whole rollouts" in text
+    assert "(default: 2000000)" in text and "(default: 0.995)" in text
+    for label in ("sps =", "ret =", "vs_h =", "pool ="):
+        assert label in text
+    assert "--run-name" not in text and "--num-workers" not in text  # older names work but are not advertised
+    assert len([f for f in dataclasses.fields(Args)]) <= 25
+    assert "--imitation-steps" not in text and "--imitation-steps" in ppo.build_parser(ppo_warmstart.Args).format_help()
 
 
-def record_game(env, bot):
-    env.reset(seed=9)
-    seen, acts = [], []
-    for agent in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        action = None if term or trunc else bot.act(obs)
-        if action is not None:
-            seen.append(obs)
-            acts.append(action)
-        env.step(action)
-    return seen, acts
+def test_older_flag_names_still_work():
+    a = parse_args(["--num-workers", "1", "--run-name", "neu_4p_bc"])
+    assert a.workers == 1 and a.out == os.path.join("runs", "neu_4p_bc")
+    assert parse_args(["--run-dir", "elsewhere"]).out == os.path.join("elsewhere", "neu_4p_plain_s1")
+
+
+# ---------------------------------------------------------------- run folders
+def test_an_existing_run_is_kept_unless_resumed_or_overwritten(tmp_path, capsys):
+    args = tiny(tmp_path, steps=300)
+    train(args)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()}
+    with pytest.raises(ValueError, match=r"already holds a run \(progress.csv, checkpoint.pt, final.pt\); add --resume"):
+        train(args)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()} == before  # nothing touched
+    argv = ["--game", "neu", "--players", "3", "--out", str(tmp_path / "run"), "--workers", "0"]
+    assert "already holds a run" in cli_error_line(ppo.run_cli, argv, capsys)
+    train(dataclasses.replace(args, overwrite=True, seed=4))  # replaced on request
+    assert (tmp_path / "run" / "final.pt").read_bytes() != before["final.pt"]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="is a file, not a run folder"):
+        train(tiny(tmp_path, run_name="file"))
+
+
+def test_a_lock_keeps_a_second_trainer_out_and_a_stale_one_is_taken_over(tmp_path, capsys):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (folder / "trainer.lock").write_text(str(alive.pid))
+        with pytest.raises(ValueError, match=f"another trainer \\(pid {alive.pid}\\) is using"):
+            train(tiny(tmp_path, steps=300))
+        assert sorted(p.name for p in folder.iterdir()) == ["trainer.lock"]  # nothing written
+    finally:
+        alive.kill()
+        alive.wait()
+    # the same pid, now dead (killed): the lock is stale, the run goes ahead and says so
+    train(tiny(tmp_path, steps=300))
+    assert f"taking over a stale trainer.lock (pid {alive.pid} is no longer running)" in capsys.readouterr().out
+    assert not (folder / "trainer.lock").exists()  # released at the end
+
+
+def test_resume_cuts_the_log_back_to_the_checkpoint_and_refuses_another_network(tmp_path):
+    args = tiny(tmp_path, steps=300)
+    train(args)
+    log = tmp_path / "run" / "progress.csv"
+    rows = log.read_text().splitlines()
+    # a trainer killed after logging update 2 but before its checkpoint leaves a row the checkpoint does not know
+    log.write_text("\n".join(rows + [rows[-1].replace("1,", "2,", 1)]) + "\n")
+    train(dataclasses.replace(args, steps=600, resume=True))
+    assert [line.split(",")[0] for line in log.read_text().splitlines()[1:]] == ["1", "2"]
+    for change, message in ((dict(hidden=32), "trained with hidden 16, not 32"),
+                            (dict(critic="global"), "trained with critic 'plain', not 'global'")):
+        with pytest.raises(ValueError, match=message):
+            train(dataclasses.replace(args, resume=True, steps=1200, **change))
+    with pytest.raises(ValueError, match="trained with features False, not True"):
+        train(tiny(tmp_path, game="neu", features=True, resume=True, steps=1200))
+    with pytest.raises(ValueError, match="no checkpoint.pt in .* to continue from"):
+        train(tiny(tmp_path, run_name="never", resume=True))
+    assert not (tmp_path / "never").exists()
+
+
+def test_resume_refuses_an_exported_policy(tmp_path, ckpt):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "checkpoint.pt").write_bytes(ckpt.read_bytes())
+    with pytest.raises(ValueError, match="checkpoint.pt is an exported policy \\(no optimizer state\\)"):
+        train(tiny(tmp_path, resume=True))
+
+
+def test_export_folder_is_checked_before_training(tmp_path, capsys):
+    argv = ["--game", "neu", "--players", "3", "--out", str(tmp_path / "run"), "--export", str(tmp_path / "no" / "x.pt")]
+    assert "--export: folder" in cli_error_line(ppo.run_cli, argv, capsys)
+    assert not (tmp_path / "run").exists()
+
+
+# ---------------------------------------------------------------- hostile checkpoints
+def edited(ckpt, tmp_path, name, edit):
+    data = torch.load(ckpt, weights_only=True)
+    edit(data)
+    path = tmp_path / name
+    torch.save(data, path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "name, edit, message",
+    [
+        ("huge.pt", lambda d: d.update(hidden=20000), r"huge.pt: field 'hidden' must be a whole number from 1 to 4096, got 20000"),
+        ("negative.pt", lambda d: d.update(hidden=-1), r"negative.pt: field 'hidden' must be a whole number"),
+        ("wide.pt", lambda d: d.update(hidden=32), r"wide.pt: weights do not fit the network: 'model.actor.0.weight' has shape \(16, 56\)"),
+        ("listgame.pt", lambda d: d.update(game=["neu"]), r"listgame.pt: field 'game' must be one of .*got \['neu'\]"),
+        ("players.pt", lambda d: d.update(num_players="3"), r"players.pt: field 'num_players' must be a whole number"),
+        ("critic.pt", lambda d: d.update(critic_size=10**9), r"critic.pt: field 'critic_size' must be a whole number"),
+        ("nan.pt", lambda d: d["model"]["actor.2.weight"].fill_(float("nan")), r"nan.pt: field 'model.actor.2.weight' holds NaN"),
+        ("inf.pt", lambda d: d["model"]["critic_mean"].fill_(float("inf")), r"inf.pt: field 'model.critic_mean' holds NaN"),
+        ("std0.pt", lambda d: d["model"]["obs_std"].zero_(), r"std0.pt: field 'model.obs_std' holds zeros"),
+        ("stdnan.pt", lambda d: d["model"]["obs_std"].fill_(float("nan")), r"stdnan.pt: field 'model.obs_std' holds NaN"),
+        ("extra.pt", lambda d: d["model"].update(extra=torch.zeros(1)), r"extra.pt: weights do not fit the network \(missing none, unexpected \['extra'\]\)"),
+        ("flag.pt", lambda d: d.update(hint="yes"), r"flag.pt: field 'hint' must be true or false"),
+    ],
+)
+def test_a_damaged_checkpoint_is_refused_before_anything_is_built(ckpt, tmp_path, name, edit, message, monkeypatch):
+    path = edited(ckpt, tmp_path, name, edit)
+    built = []
+    monkeypatch.setattr("agents.checkpoint.ActorCritic", lambda *a: built.append(a))
+    with pytest.raises(CheckpointError, match=message):
+        PPOAgent.load(path)
+    assert built == []
+
+
+def test_a_pickle_that_would_run_code_is_refused_in_one_clear_sentence(tmp_path):
+    class Payload:
+        def __reduce__(self):
+            return (os.system, ("echo this must never run",))
+
+    path = tmp_path / "evil.pt"
+    torch.save({"format": "cardzoo-ppo-1", "model": Payload()}, path)
+    with pytest.raises(CheckpointError) as e:
+        PPOAgent.load(path)
+    text = str(e.value)
+    assert text.startswith(f"{path}: refused: the file would run code when loaded")
+    assert "system" in text and text.endswith(")") and "weights_only" not in text and "\n" not in text
+
+
+# ---------------------------------------------------------------- shipped checkpoints
+GOLDEN = np.load(Path(__file__).parent / "golden" / "ppo_decisions.npz")
+
+
+@pytest.mark.parametrize("path", sorted(CHECKPOINT_DIR.glob("*.pt")), ids=lambda p: p.stem)
+def test_shipped_checkpoints_decide_as_when_they_were_trained(path: Path):
+    """Recorded views (observation, mask) and the moves each shipped policy chose on them, greedy and sampled."""
+    views = [{"observation": o, "action_mask": m} for o, m in zip(GOLDEN[f"{path.stem}.observation"], GOLDEN[f"{path.stem}.action_mask"])]
+    greedy, sampled = PPOAgent.load(path, seed=0), PPOAgent.load(path, seed=7, greedy=False)
+    assert [greedy.act(v) for v in views] == GOLDEN[f"{path.stem}.action"].tolist()
+    assert [sampled.act(v) for v in views] == GOLDEN[f"{path.stem}.sampled_seed7"].tolist()
+
+
+@pytest.mark.parametrize("path", sorted(CHECKPOINT_DIR.glob("*.json")), ids=lambda p: p.stem)
+def test_shipped_commands_still_parse_to_the_recorded_arguments(path: Path):
+    import shlex
+
+    sidecar = json.loads(path.read_text())
+    words = shlex.split(sidecar["reproduce"])
+    assert words[:2] == ["python", "-m"] and words[2] in ("train.ppo", "train.ppo_warmstart")
+    module = ppo if words[2] == "train.ppo" else ppo_warmstart
+    args = dataclasses.asdict(module.parse_args(words[3:]))
+    recorded = {{"num_workers": "workers"}.get(k, k): v for k, v in sidecar["args"].items()}
+    recorded["out"] = os.path.join(recorded.pop("run_dir"), recorded.pop("run_name"))
+    assert {k: recorded.get(k, v) for k, v in args.items()} == args  # every argument the command sets, as recorded
+    assert set(args) - set(recorded) <= {"features", "hint", "win_bonus", "overwrite"}  # options added since, at their defaults
+
+
+def test_agents_never_import_train():
+    import ast
+
+    for source in Path(__file__).parent.parent.joinpath("agents").rglob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n == "train" or n.startswith("train.") for n in names), source

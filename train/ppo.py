@@ -2,39 +2,38 @@
 
     python -m train.ppo --game neu --players 4 --steps 2_000_000
 
-The shape follows CleanRL's ppo.py: a dataclass of arguments, a small
-actor-critic network, then the loop: collect a rollout, compute advantages
-(GAE), update with the clipped PPO objective, log, checkpoint.
+The shape follows CleanRL's ppo.py: a dataclass of arguments, then the loop:
+collect a rollout, compute advantages (GAE), update with the clipped PPO
+objective, log, checkpoint. The network (`agents/network.py`) and the
+checkpoint format (`agents/checkpoint.py`) live with the agent that plays it;
+batched rollouts live in `train/rollout.py`; the warm start (imitating the
+heuristic, hand-made features, the heuristic's hint, a win bonus) is the
+variant `train/ppo_warmstart.py`, which reuses this loop; exporting a policy
+and its learning curve is `train/export.py`.
 
 What is special about card games, and where it is handled:
 
-* Illegal actions: the network's logits for masked-out actions are set to a
-  large negative constant (-1e8, not -inf, so no NaN appears when a softmax
-  or an entropy touches them); the entropy counts legal actions only; and
-  every transition stores its mask, which the update applies again.
-* Turn-based rewards: a card game is an AEC env, so a seat's reward often
-  arrives while another seat is acting (someone else's card makes you lose
-  the round). Each learner seat keeps its own stream of transitions and a
-  reward is added to that seat's latest transition, whoever's turn it was
-  (`train/rollout.py`, `Table.add_rewards`). GAE then runs along each
-  seat's own stream (`next_index`).
+* Illegal actions: masked logits (`agents.network.MASKED_LOGIT`), an entropy
+  over legal actions only, and every transition stores its mask, which the
+  update applies again.
+* Turn-based rewards: a seat's reward often arrives while another seat is
+  acting. Each learner seat keeps its own stream of transitions, a reward is
+  added to that seat's latest transition whoever's turn it was
+  (`train/rollout.py`), and GAE runs along each seat's own stream.
 * Self-play: one network plays every seat the learner holds; the other seats
-  are frozen past snapshots, the game's heuristic (when it exists) or random.
-  A snapshot joins the pool when it beat the previous snapshot.
-* `--critic global`: the value function also sees `env.state()` (every
-  hand) while the policy sees only its own observation (PerfectDou's
-  "perfect-information distillation"). Only training uses the critic.
-* Observations are raw counts and totals; a fixed per-feature mean/std,
-  measured on random play before training, normalises them and is saved
-  inside the network (and so inside every checkpoint). Rewards are scaled by
-  one fixed number measured the same way, so one set of hyper-parameters
-  fits games whose scores differ by orders of magnitude.
-* The env's rewards are chips and tokens, but a 4-player game is won by
-  finishing first. `--win-bonus B` adds B (in score units) to the first
-  seat's last transition when a game ends, so the return also counts wins.
+  are frozen past snapshots, the game's heuristic or random. A snapshot
+  joins the pool when it beat the previous snapshot.
+* `--critic global`: the value also sees `env.state()` (every hand), the
+  policy only its own observation. Only training uses the critic.
+* Observations are raw counts; a fixed per-feature mean/std, measured on
+  random play before training, normalises them inside the network. Rewards
+  are scaled by one number measured the same way.
 
-Rollouts (whole games, many tables side by side, one forward pass for all
-waiting decisions, worker processes) live in `train/rollout.py`.
+The run folder (--out, default runs/<game>_<n>p_<critic>_s<seed>) holds
+progress.csv (one row per update), checkpoint.pt (after every update; what
+--resume continues from), final.pt (at the end) and TensorBoard events when
+the tensorboard package is installed. An existing run is never replaced
+without --resume or --overwrite, and a lock file keeps a second trainer out.
 """
 
 from __future__ import annotations
@@ -42,9 +41,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import json
 import os
-import platform
 import sys
 import time
 from dataclasses import dataclass, field
@@ -54,37 +51,37 @@ import torch
 import torch.nn as nn
 
 import envs
-from agents.features import featurizer
-from train.rollout import RolloutWorkers, input_size, measure_scales
+from agents.checkpoint import MAX_HIDDEN, make_checkpoint, save_checkpoint
+from agents.network import ActorCritic, input_size
+from train import cli
+from train.cli import check_numbers, integer
+from train.rollout import RolloutWorkers, measure_scales
+from train.runfolder import RunFolder
 
-CHECKPOINT_FORMAT = "cardzoo-ppo-1"
-MASKED_LOGIT = -1e8  # "large negative", not -inf: softmax gives exactly 0, and nothing turns NaN
+SCALE_GAMES = 40  # random games that measure the observation and reward scales
+POOL_SIZE = 8  # most recent snapshots kept as opponents
+MAX_ROLLOUT = 1_000_000  # a rollout is held in memory: about 1-3 KB per transition
+PROGRESS_LABELS = ("progress bar: sps = env steps per second; ret = the learner's mean return per game against "
+                   "opponents (score units); vs_h = its first-place rate against the heuristic in this update "
+                   "(nan: none played); pool = snapshots in the opponent pool")
 
 
 # ---------------------------------------------------------------- arguments
 @dataclass
 class Args:
-    game: str = field(default="neu", metadata={"help": "which game (envs.available_games())"})
+    game: str = field(default="neu", metadata={"help": "which game"})
     players: int = field(default=4, metadata={"help": "number of players"})
-    steps: int = field(default=2_000_000, metadata={"help": "total env agent-steps (all seats) to play"})
+    steps: int = field(default=2_000_000, metadata={"help": "env agent-steps (all seats) to play, rounded down to whole rollouts (at least one)"})
     seed: int = field(default=1, metadata={"help": "seed for everything (runs are reproducible on CPU)"})
-    critic: str = field(default="plain", metadata={"help": "plain: value sees the observation; global: also env.state()", "choices": ("plain", "global")})
-    features: bool = field(default=False, metadata={"help": "the network also reads the game's hand-made features (agents/features.py)"})
-    win_bonus: float = field(default=0.0, metadata={"help": "extra reward, in the game's own score units, for finishing first (ties share it); 0: the env's rewards only"})
-    hint: bool = field(default=False, metadata={"help": "the network also reads the heuristic's move for its view, one-hot (agents.features.hinter)"})
+    critic: str = field(default="plain", metadata={"help": "plain: the value reads the observation; global: also env.state()", "choices": ("plain", "global")})
     # rollouts
-    num_workers: int = field(default=2, metadata={"help": "rollout processes (0: collect in this process)"})
+    workers: int = field(default=2, metadata={"help": "rollout processes (0: collect in this process)"})
     num_envs: int = field(default=64, metadata={"help": "tables played side by side in each worker"})
-    rollout_steps: int = field(default=32_768, metadata={"help": "env agent-steps per update (all workers)"})
+    rollout_steps: int = field(default=32_768, metadata={"help": f"env agent-steps per update, all workers together (at most {MAX_ROLLOUT:,})"})
     # opponents: each table is self-play (learner in every seat) or one learner seat vs one kind of opponent
     self_play: float = field(default=0.3, metadata={"help": "share of tables where the learner holds every seat"})
-    vs_heuristic: float = field(default=0.3, metadata={"help": "share of tables vs the game's heuristic (moves to snapshots when there is none)"})
+    vs_heuristic: float = field(default=0.3, metadata={"help": "share of tables vs the game's heuristic"})
     vs_random: float = field(default=0.1, metadata={"help": "share of tables vs random; the rest is vs past snapshots"})
-    imitation_steps: int = field(default=0, metadata={"help": "env steps of heuristic play to imitate before PPO starts (warm start; 0: off)"})
-    imitation_epochs: int = field(default=8, metadata={"help": "passes over the imitation data"})
-    imitation_smoothing: float = field(default=0.1, metadata={"help": "probability the imitator spreads over all legal actions, so PPO can still explore"})
-    pool_size: int = field(default=8, metadata={"help": "most recent snapshots kept as opponents"})
-    scale_games: int = field(default=40, metadata={"help": "random games played to measure the observation and reward scales"})
     # PPO
     learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate, annealed linearly to 0"})
     gamma: float = field(default=0.995, metadata={"help": "discount per own decision"})
@@ -97,136 +94,80 @@ class Args:
     max_grad_norm: float = field(default=0.5, metadata={"help": "gradient norm clip"})
     hidden: int = field(default=128, metadata={"help": "width of the two hidden layers"})
     # output
-    run_dir: str = field(default="runs", metadata={"help": "where runs/<name>/ goes (CSV, TensorBoard, checkpoints)"})
-    run_name: str = field(default="", metadata={"help": "default: <game>_<players>p_<critic>_s<seed>"})
-    checkpoint_every: int = field(default=10, metadata={"help": "save runs/<name>/checkpoint.pt every N updates"})
-    resume: bool = field(default=False, metadata={"help": "continue from runs/<name>/checkpoint.pt"})
-    export: str = field(default="", metadata={"help": "at the end, also write the policy here (+ a .json sidecar)"})
-    progress: bool = field(default=True, metadata={"help": "show a tqdm progress bar"})
-    torch_threads: int = field(default=0, metadata={"help": "torch threads for the update; 0: one per rollout worker, which all wait while it runs (at least 1)"})
+    out: str = field(default="", metadata={"help": "run folder (default: runs/<game>_<players>p_<critic>_s<seed>)"})
+    resume: bool = field(default=False, metadata={"help": "continue the run in --out from its checkpoint.pt"})
+    overwrite: bool = field(default=False, metadata={"help": "replace a run already in --out"})
+    export: str = field(default="", metadata={"help": "at the end, also write the policy to this .pt (+ .json sidecar, + _curve.png)"})
 
 
-class OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str):  # one clear line, not the whole usage block
-        self.exit(2, f"{self.prog}: error: {message}\n")
+# Counts and numbers: (low, high) bounds, so that a typo fails at once and memory cannot explode.
+INT_BOUNDS = {"steps": (1, 10**12), "seed": (0, 2**32 - 1), "workers": (0, 64),
+              "num_envs": (1, 4096), "rollout_steps": (1, MAX_ROLLOUT), "num_minibatches": (1, 4096),
+              "update_epochs": (1, 100), "hidden": (1, MAX_HIDDEN)}
+# name: (low, high, low is allowed)
+FLOAT_BOUNDS = {"self_play": (0, 1, True), "vs_heuristic": (0, 1, True), "vs_random": (0, 1, True),
+                "learning_rate": (0, 1, False), "gamma": (0, 1, False), "gae_lambda": (0, 1, True),
+                "clip_coef": (0, 10, False), "ent_coef": (0, 100, True), "vf_coef": (0, 100, True),
+                "max_grad_norm": (0, 1e6, False)}
 
 
-def integer(text: str) -> int:
-    return int(text.replace("_", ""))  # so that --steps 2_000_000 works
+def check_args(args: Args) -> None:
+    """ValueError with a clear one-line message for arguments that cannot work."""
+    if args.game not in envs.available_games():
+        raise ValueError(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
+    check_numbers(args, INT_BOUNDS, FLOAT_BOUNDS)
+    envs.make_raw(args.game, num_players=args.players)  # ValueError names the valid player range
+    if args.self_play + args.vs_heuristic + args.vs_random > 1 + 1e-9:
+        raise ValueError("--self-play, --vs-heuristic and --vs-random are shares of the tables: they must sum to at most 1")
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues the run in --out and --overwrite replaces it: give one of them")
+    if args.export:
+        folder = os.path.dirname(args.export) or "."
+        if os.path.isdir(args.export) or not args.export.endswith(".pt"):
+            raise ValueError(f"--export names the policy file to write, ending in .pt; got {args.export!r}")
+        if not os.path.isdir(folder):
+            raise ValueError(f"--export: folder {folder!r} does not exist (create it first)")
+        if not os.access(folder, os.W_OK):
+            raise ValueError(f"--export: folder {folder!r} is not writable")
 
 
-def parse_args(argv: list[str] | None = None) -> Args:
-    parser = OneLineParser(prog="python -m train.ppo", description=__doc__.split("\n\n")[0])
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if f.type in ("bool", bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=f.metadata["help"])
-            continue
-        kind = {"int": int, "float": float, "str": str}[f.type if isinstance(f.type, str) else f.type.__name__]
-        choices = f.metadata.get("choices")
-        if f.name == "game":
-            choices = envs.available_games()
-        parser.add_argument(flag, type=integer if kind is int else kind,
-                            default=f.default, choices=choices, help=f.metadata["help"])
-    args = Args(**vars(parser.parse_args(argv)))
+def build_parser(args_class=Args, prog: str = "python -m train.ppo", description: str | None = None):
+    parser = cli.build_parser(args_class, prog, description or __doc__.split("\n\n")[0], PROGRESS_LABELS,
+                              choices={"game": envs.available_games()})
+    # Older names, still accepted (the shipped checkpoints' commands use them), not shown in --help.
+    parser.add_argument("--num-workers", dest="workers", type=integer, help=argparse.SUPPRESS)
+    parser.add_argument("--run-dir", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--run-name", default=None, help=argparse.SUPPRESS)
+    return parser
+
+
+def parse_args(argv: list[str] | None = None, args_class=Args, check=check_args, prog: str = "python -m train.ppo",
+               description: str | None = None):
+    parser = build_parser(args_class, prog, description)
+    ns = vars(parser.parse_args(argv))
+    run_dir, run_name = ns.pop("run_dir"), ns.pop("run_name")
+    if run_dir is not None or run_name is not None:  # --run-dir D --run-name N is --out D/N
+        if ns["out"]:
+            parser.error("give --out, or the older --run-dir/--run-name, not both")
+        if run_name is not None and (not run_name or os.path.isabs(run_name) or os.sep in run_name or run_name in (".", "..")):
+            parser.error(f"--run-name is a folder name inside --run-dir, not a path: got {run_name!r}")
+        ns["out"] = os.path.join(run_dir or "runs", run_name or default_name(ns))
+    args = args_class(**ns)
     try:
-        check_args(args)
+        check(args)
     except ValueError as e:
         parser.error(str(e))
     return args
 
 
-def check_args(args: Args) -> None:
-    """ValueError with a clear message for arguments that cannot work."""
-    if args.game not in envs.available_games():
-        raise ValueError(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
-    envs.make_raw(args.game, num_players=args.players)  # ValueError names the valid player range
-    if args.features:
-        featurizer(args.game, args.players)  # ValueError names the games that have features
-    if not 0 <= args.win_bonus < float("inf"):
-        raise ValueError(f"--win-bonus must be 0 or more, got {args.win_bonus}")
-    if not 0 <= args.imitation_smoothing < 1:
-        raise ValueError(f"--imitation-smoothing must be in [0, 1), got {args.imitation_smoothing}")
-    if args.imitation_steps < 0:
-        raise ValueError(f"--imitation-steps must be 0 or more, got {args.imitation_steps}")
-    if args.run_name and (os.path.isabs(args.run_name) or os.sep in args.run_name or args.run_name in (".", "..")):
-        raise ValueError(f"--run-name is a folder name inside --run-dir, not a path: got {args.run_name!r}")
-    if args.imitation_steps or args.hint:
-        from agents.heuristic import heuristic_class
-
-        heuristic_class(args.game)  # ValueError when the game has no heuristic to imitate or hint with
-    for name in ("steps", "imitation_epochs", "num_envs", "rollout_steps", "num_minibatches", "update_epochs", "hidden", "checkpoint_every", "pool_size", "scale_games"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.num_workers < 0 or args.torch_threads < 0:
-        raise ValueError(f"--num-workers and --torch-threads must be 0 or more, got {args.num_workers} and {args.torch_threads}")
-    shares = (args.self_play, args.vs_heuristic, args.vs_random)
-    if min(shares) < 0 or sum(shares) > 1:
-        raise ValueError("--self-play, --vs-heuristic and --vs-random must be >= 0 and sum to at most 1")
-    if not (0 < args.gamma <= 1 and 0 <= args.gae_lambda <= 1 and args.learning_rate > 0):
-        raise ValueError("need 0 < gamma <= 1, 0 <= gae-lambda <= 1 and learning-rate > 0")
+def default_name(a) -> str:
+    a = a if isinstance(a, dict) else dataclasses.asdict(a)
+    return f"{a['game']}_{a['players']}p_{a['critic']}_s{a['seed']}"
 
 
-# ---------------------------------------------------------------- the network
-def layer(n_in: int, n_out: int, std: float = np.sqrt(2)) -> nn.Linear:
-    lin = nn.Linear(n_in, n_out)
-    nn.init.orthogonal_(lin.weight, std)
-    nn.init.constant_(lin.bias, 0.0)
-    return lin
-
-
-class ActorCritic(nn.Module):
-    """Policy over the fixed action space, and a value estimate.
-
-    The policy reads the seat's observation; the critic reads `critic_input`,
-    which is the same observation (plain critic) or observation + env.state()
-    + the seat (global critic). Both inputs are normalised by fixed buffers
-    saved with the weights.
-    """
-
-    def __init__(self, obs_size: int, num_actions: int, critic_size: int, hidden: int = 256):
-        super().__init__()
-        self.register_buffer("obs_mean", torch.zeros(obs_size))
-        self.register_buffer("obs_std", torch.ones(obs_size))
-        self.register_buffer("critic_mean", torch.zeros(critic_size))
-        self.register_buffer("critic_std", torch.ones(critic_size))
-        self.actor = nn.Sequential(
-            layer(obs_size, hidden), nn.Tanh(), layer(hidden, hidden), nn.Tanh(), layer(hidden, num_actions, std=0.01)
-        )
-        self.critic = nn.Sequential(
-            layer(critic_size, hidden), nn.Tanh(), layer(hidden, hidden), nn.Tanh(), layer(hidden, 1, std=1.0)
-        )
-
-    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        logits = self.actor((obs - self.obs_mean) / self.obs_std)
-        return torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT))
-
-    def get_value(self, critic_in: torch.Tensor) -> torch.Tensor:
-        return self.critic((critic_in - self.critic_mean) / self.critic_std).squeeze(-1)
-
-    def get_action_and_value(self, obs, mask, critic_in, action=None, generator=None):
-        logits = self.masked_logits(obs, mask)
-        logp_all = torch.log_softmax(logits, dim=-1)
-        # exp() of the masked -1e8 entries takes CPU's slow underflow path (20-60x slower with
-        # Not For Me's 390 actions), so exponentiate 0 there instead and zero it: same bits.
-        probs = torch.where(mask, logp_all, torch.zeros_like(logp_all)).exp() * mask
-        if action is None:
-            action = sample(probs, generator)
-        logp = logp_all.gather(-1, action.unsqueeze(-1)).squeeze(-1)
-        # Entropy over the legal actions only: illegal ones have p = 0 and must not add 0 * -1e8 noise.
-        entropy = -(probs * logp_all).where(mask, torch.zeros_like(logp_all)).sum(-1)
-        return action, logp, entropy, self.get_value(critic_in)
-
-
-def sample(probs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-    """One action per row by inverse CDF (much faster than torch.multinomial for small batches).
-
-    An action with probability exactly 0 (masked) is never picked: the cumulative
-    sum does not rise at it, so the first entry above u is always a legal one.
-    """
-    cdf = probs.cumsum(-1)
-    u = torch.rand(probs.shape[:-1] + (1,), generator=generator) * cdf[..., -1:]
-    return (cdf <= u).sum(-1).clamp_(max=probs.shape[-1] - 1)
+def policy_extras(args) -> dict:
+    """What the policy reads besides the observation: nothing here; the warm-start variant adds features and a hint."""
+    return {"features": bool(getattr(args, "features", False)), "hint": bool(getattr(args, "hint", False))}
 
 
 # ---------------------------------------------------------------- advantages
@@ -250,91 +191,45 @@ def gae(rewards, values, dones, next_index, gamma: float, lam: float):
     return advantages, advantages + values
 
 
-# ---------------------------------------------------------------- imitation warm start
-def imitate(agent: ActorCritic, optimizer, workers, args: Args, bar=None) -> int:
-    """Behaviour cloning: fit the policy to the heuristic's decisions and the critic to its returns.
-
-    From scratch, a learner seat facing three heuristics almost never wins a
-    round of a set-collection game, so PPO sees next to no signal. Starting
-    from a copy of the heuristic (AlphaStar and OpenAI Five also began from
-    imitation) PPO only has to find where the heuristic can be beaten.
-    The heuristic plays every seat; each decision is a (observation, mask,
-    action) example, and its discounted return is the critic's target.
-    The target keeps `imitation_smoothing` of its probability spread over the
-    legal actions (label smoothing): a deterministic heuristic copied exactly
-    leaves a policy with near-zero entropy, and PPO could no longer explore.
-    """
-    data = workers.collect(agent.state_dict(), [], seed=(args.seed, 0), num_steps=args.imitation_steps, teacher=True)
-    _, returns = gae(data["rewards"], np.zeros_like(data["rewards"]), data["dones"], data["next_index"], args.gamma, 1.0)
-    obs, masks = torch.as_tensor(data["obs"]), torch.as_tensor(data["masks"])
-    critic_in = torch.as_tensor(data["critic_in"]) if args.critic == "global" else obs
-    actions, returns = torch.as_tensor(data["actions"]), torch.as_tensor(returns)
-    n = len(actions)
-    minibatch_size = 1024
-    shuffle = torch.Generator().manual_seed(args.seed)
-    for epoch in range(args.imitation_epochs):
-        for mb in torch.randperm(n, generator=shuffle).split(minibatch_size):
-            logp = torch.log_softmax(agent.masked_logits(obs[mb], masks[mb]), -1)
-            legal = masks[mb].float()
-            target = (1 - args.imitation_smoothing) * nn.functional.one_hot(actions[mb], legal.shape[-1])
-            target = target + args.imitation_smoothing * legal / legal.sum(-1, keepdim=True)
-            # cross-entropy with the smoothed heuristic; illegal actions have target 0
-            policy_loss = -(target * logp.where(masks[mb], torch.zeros_like(logp))).sum(-1).mean()
-            value_loss = 0.5 * ((agent.get_value(critic_in[mb]) - returns[mb]) ** 2).mean()
-            optimizer.zero_grad()
-            (policy_loss + args.vf_coef * value_loss).backward()
-            nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-            optimizer.step()
-    with torch.no_grad():
-        agree = (agent.masked_logits(obs, masks).argmax(-1) == actions).float().mean().item()
-    message = f"imitation: {n} heuristic decisions, the policy's top action agrees on {agree:.1%}"
-    (bar.write if bar is not None else print)(message)
-    return data["env_steps"]
+# ---------------------------------------------------------------- checkpoints and the run folder
+def checkpoint_dict(agent: ActorCritic, args, meta: dict, optimizer=None) -> dict:
+    settings = {**dataclasses.asdict(args), "scale_games": SCALE_GAMES, "pool_size": POOL_SIZE}
+    return make_checkpoint(agent, game=args.game, num_players=args.players, critic=args.critic, hidden=args.hidden,
+                           args=settings, meta=meta, optimizer_state=None if optimizer is None else optimizer.state_dict(),
+                           **policy_extras(args))
 
 
-# ---------------------------------------------------------------- checkpoints
-def checkpoint_dict(agent: ActorCritic, args: Args, meta: dict, optimizer=None) -> dict:
-    """What a checkpoint holds: plain tensors and primitives, so torch.load(weights_only=True) reads it."""
-    probe = envs.make_raw(args.game, num_players=args.players)
-    return {
-        "format": CHECKPOINT_FORMAT,
-        "game": args.game,
-        "num_players": args.players,
-        "obs_size": int(probe.game.obs_size),
-        "num_actions": int(probe.game.num_actions),
-        "critic": args.critic,
-        "features": bool(args.features),  # the policy's input is obs + agents.features for the game
-        "hint": bool(args.hint),  # ... + a one-hot of the heuristic's move
-        "critic_size": int(agent.critic_mean.numel()),
-        "hidden": args.hidden,
-        "model": agent.state_dict(),
-        "args": dataclasses.asdict(args),
-        "meta": meta,
-        **({"optimizer": optimizer.state_dict()} if optimizer is not None else {}),
-    }
-
-
-def save(obj: dict, path: str) -> None:
-    tmp = path + ".tmp"
-    torch.save(obj, tmp)
-    os.replace(tmp, path)  # never leave a half-written checkpoint behind
+def run_folder(args) -> str:
+    return args.out or os.path.join("runs", default_name(args))
 
 
 # ---------------------------------------------------------------- training
-def main(args: Args) -> ActorCritic:
+def prepare(args) -> RunFolder:
+    """Every check before training, nothing written on a refusal (ValueError, one line)."""
     check_args(args)
-    run_name = args.run_name or f"{args.game}_{args.players}p_{args.critic}_s{args.seed}"
-    run_path = os.path.join(args.run_dir, run_name)
-    os.makedirs(run_path, exist_ok=True)
+    resume_must_match = {"game": args.game, "num_players": args.players, "critic": args.critic, "hidden": args.hidden,
+                         **policy_extras(args)}
+    return RunFolder.open(run_folder(args), args, resume_must_match)
+
+
+def main(args: Args, warm_start=None, module: str = "train.ppo") -> ActorCritic:
+    """Train and return the network. `warm_start(agent, optimizer, workers, args, say)`, when given,
+    runs before the first update of a fresh run and returns the env steps it played."""
+    run = prepare(args)
+    try:
+        return train(args, run, warm_start, module)
+    finally:
+        run.release()
+
+
+def train(args, run, warm_start, module: str) -> ActorCritic:
     torch.manual_seed(args.seed)
     # The update runs while the rollout workers wait for the next rollout, so it may use their cores.
-    torch.set_num_threads(args.torch_threads or max(1, args.num_workers))
-
-    # Fixed normalisation, measured once on random play (seeded, so reproducible).
-    scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=args.scale_games, features=args.features,
-                            hint=args.hint)
-    probe = envs.make_raw(args.game, num_players=args.players)
-    agent = ActorCritic(input_size(probe.game, args.features, args.hint), probe.game.num_actions, scales["critic_mean"].size, args.hidden)
+    torch.set_num_threads(max(1, args.workers))
+    extras = policy_extras(args)
+    scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=SCALE_GAMES, **extras)
+    engine = envs.make_raw(args.game, num_players=args.players).game
+    agent = ActorCritic(input_size(engine, **extras), engine.num_actions, scales["critic_mean"].size, args.hidden)
     with torch.no_grad():
         for name in ("obs_mean", "obs_std", "critic_mean", "critic_std"):
             getattr(agent, name).copy_(torch.as_tensor(scales[name]))
@@ -344,44 +239,46 @@ def main(args: Args) -> ActorCritic:
     # The opponent pool: frozen copies of the network (state dicts). The first is the untrained one.
     pool = [{k: v.clone() for k, v in agent.state_dict().items()}]
     start_update, global_step, wall_before = 1, 0, 0.0
-    ckpt_path = os.path.join(run_path, "checkpoint.pt")
     if args.resume:
-        if not os.path.exists(ckpt_path):
-            raise FileNotFoundError(f"--resume: no checkpoint at {ckpt_path}")
-        ckpt = torch.load(ckpt_path, weights_only=True)
+        ckpt = run.resume_from
         agent.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
         pool = ckpt["meta"]["pool"]
-        start_update = ckpt["meta"]["update"] + 1
-        global_step = ckpt["meta"]["global_step"]
-        wall_before = ckpt["meta"]["wall_seconds"]
+        start_update, global_step, wall_before = ckpt["meta"]["update"] + 1, ckpt["meta"]["global_step"], ckpt["meta"]["wall_seconds"]
 
-    writer = None
+    writer, tensorboard_note = None, "TensorBoard: skipped, the tensorboard package is not installed (pip install tensorboard)"
     try:
         from torch.utils.tensorboard import SummaryWriter
 
-        writer = SummaryWriter(run_path)
+        writer, tensorboard_note = SummaryWriter(run.path), f"TensorBoard: tensorboard --logdir {run.path}"
     except ImportError:
         pass
-    csv_path = os.path.join(run_path, "progress.csv")
-    csv_file = open(csv_path, "a" if args.resume else "w", newline="")
+    print(f"{module}: {args.game}, {args.players} players, run folder {run.path}{' (resumed at update ' + str(start_update) + ')' if args.resume else ''}")
+    print(f"  --steps {args.steps:,} is {num_updates} update(s) of --rollout-steps {args.rollout_steps:,} = "
+          f"{num_updates * args.rollout_steps:,} env steps (rounded down to whole rollouts, at least one; each "
+          "rollout plays whole games, so it overshoots a little)")
+    print(f"  writes progress.csv (a row per update), checkpoint.pt (every update), final.pt (at the end); {tensorboard_note}")
+    print(f"  {PROGRESS_LABELS}")
+    fresh_log = not args.resume or not os.path.isfile(run.csv_path) or os.path.getsize(run.csv_path) == 0
+    csv_file = open(run.csv_path, "w" if fresh_log else "a", newline="")
     csv_out = None
 
     workers = RolloutWorkers(args, reward_scale=scales["reward_scale"])
     bar = None
-    if args.progress:
+    if sys.stderr.isatty():
         from tqdm import tqdm
 
         bar = tqdm(total=num_updates * args.rollout_steps, initial=global_step, unit="step", dynamic_ncols=True)
+    say = bar.write if bar is not None else print
     t_start = time.time()
     try:
-        if args.imitation_steps and not args.resume:
-            imitation_steps = imitate(agent, optimizer, workers, args, bar)
-            global_step += imitation_steps  # heuristic play counts in the training budget
+        if warm_start is not None and not args.resume:
+            warm_steps = warm_start(agent, optimizer, workers, args, say)
+            global_step += warm_steps  # warm-start play counts in the training budget
             if bar is not None:
-                bar.total += imitation_steps
-                bar.update(imitation_steps)
-            pool = [{k: v.clone() for k, v in agent.state_dict().items()}]  # the imitator is the first snapshot
+                bar.total += warm_steps
+                bar.update(warm_steps)
+            pool = [{k: v.clone() for k, v in agent.state_dict().items()}]  # the warm start is the first snapshot
         for update in range(start_update, num_updates + 1):
             t0 = time.time()
             # Linear learning-rate annealing from learning_rate to 0.
@@ -435,10 +332,9 @@ def main(args: Args) -> ActorCritic:
 
             # ---- self-play pool: the rollout's policy joins when it beat the latest snapshot
             vs_latest = batch["episodes"].get(f"snapshot_{len(pool) - 1}", [])
-            joined = len(vs_latest) >= 8 and float(np.mean([e["return"] for e in vs_latest])) > 0
-            if joined:
+            if len(vs_latest) >= 8 and float(np.mean([e["return"] for e in vs_latest])) > 0:
                 pool.append(rollout_policy)
-                pool = pool[:1] + pool[1:][-args.pool_size :]
+                pool = pool[:1] + pool[1:][-POOL_SIZE:]
 
             # ---- logging
             elapsed = time.time() - t0
@@ -464,7 +360,7 @@ def main(args: Args) -> ActorCritic:
             }
             if csv_out is None:
                 csv_out = csv.DictWriter(csv_file, fieldnames=list(row))
-                if not args.resume:
+                if fresh_log:
                     csv_out.writeheader()
             csv_out.writerow(row)
             csv_file.flush()
@@ -476,10 +372,8 @@ def main(args: Args) -> ActorCritic:
                 bar.update(batch["env_steps"])
                 bar.set_postfix(sps=f"{row['steps_per_second']:.0f}", ret=f"{row['episode_return']:+.2f}",
                                 vs_h=f"{row['winrate_vs_heuristic']:.2f}", pool=len(pool) - 1)
-
             meta = {"update": update, "global_step": global_step, "wall_seconds": row["wall_seconds"], "pool": pool}
-            if update % args.checkpoint_every == 0 or update == num_updates:
-                save(checkpoint_dict(agent, args, meta, optimizer), ckpt_path)
+            save_checkpoint(checkpoint_dict(agent, args, meta, optimizer), run.checkpoint_path)
     finally:
         workers.close()
         csv_file.close()
@@ -489,9 +383,14 @@ def main(args: Args) -> ActorCritic:
             bar.close()
 
     final = {"global_step": global_step, "wall_seconds": wall_before + time.time() - t_start}
-    save(checkpoint_dict(agent, args, final), os.path.join(run_path, "final.pt"))
+    save_checkpoint(checkpoint_dict(agent, args, final), run.final_path)
+    written = ["progress.csv", "checkpoint.pt", "final.pt"] + (["TensorBoard events"] if writer is not None else [])
+    print(f"{module}: done, {global_step:,} env steps in {final['wall_seconds']:.0f} s; {run.path} holds {', '.join(written)}")
     if args.export:
-        export(agent, args, final, csv_path)
+        from train.export import export
+
+        for path in export(checkpoint_dict(agent, args, {"global_step": global_step}), args, final, run.csv_path, module):
+            print(f"  exported {path}")
     return agent
 
 
@@ -500,53 +399,24 @@ def winrate(episodes) -> float:
     return float(np.mean([e["rank"] == 1 for e in episodes])) if episodes else float("nan")
 
 
-def export(agent: ActorCritic, args: Args, final: dict, csv_path: str) -> None:
-    """Write a shipped checkpoint (weights only, no optimizer) and its .json sidecar."""
-    save(checkpoint_dict(agent, args, {"global_step": final["global_step"]}), args.export)
-    command = "python -m train.ppo " + " ".join(a for a in sys.argv[1:]) if sys.argv[0].endswith("ppo.py") else None
-    sidecar = {
-        "checkpoint": os.path.basename(args.export),
-        "game": args.game,
-        "num_players": args.players,
-        "critic": args.critic,
-        "reproduce": command,
-        "args": dataclasses.asdict(args),
-        "env_steps": final["global_step"],
-        "wall_seconds": round(final["wall_seconds"], 1),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__}, {platform.platform()}",
-        "learning_curve_csv": os.path.relpath(csv_path),
-    }
-    with open(os.path.splitext(args.export)[0] + ".json", "w") as f:
-        json.dump(sidecar, f, indent=2)
-    plot_learning_curve(csv_path, os.path.splitext(args.export)[0] + "_curve.png", f"{args.game}, {args.players} players", args.players)
-
-
-def plot_learning_curve(csv_path: str, png_path: str, title: str, num_players: int) -> None:
-    """Win rate (first place) of the learner's seat vs the heuristic and vs random, against env steps."""
+def run_cli(argv=None, parse=parse_args, warm_start=None, module: str = "train.ppo") -> int:
+    args = parse(argv)
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
-    with open(csv_path) as f:
-        rows = list(csv.DictReader(f))
-    steps = np.array([float(r["global_step"]) for r in rows])
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for key, label in (("winrate_vs_heuristic", "vs heuristic"), ("winrate_vs_random", "vs random")):
-        y = np.array([float(r[key]) for r in rows])
-        if np.isnan(y).all():
-            continue
-        smooth = np.array([np.nanmean(y[max(0, i - 4) : i + 1]) for i in range(len(y))])  # mean of the last 5 updates
-        ax.plot(steps, smooth, label=label)
-    ax.axhline(1 / num_players, color="grey", lw=0.8, ls="--", label="chance (1/N)")
-    ax.set(xlabel="env agent-steps", ylabel="first place, 1 learner seat", title=f"PPO learning curve: {title}", ylim=(0, 1))
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=80)
-    plt.close(fig)
+        run = prepare(args)
+    except ValueError as e:  # a refusal before anything is written: one line, exit 2
+        print(f"python -m {module}: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    try:
+        train(args, run, warm_start, module)
+    except KeyboardInterrupt:
+        resumable = os.path.isfile(run.checkpoint_path)
+        print(f"\npython -m {module}: interrupted; " + (f"continue with the same command plus --resume (from {run.checkpoint_path})"
+              if resumable else "no update finished, nothing to resume"), file=sys.stderr)
+        raise SystemExit(130) from None
+    finally:
+        run.release()
+    return 0
 
 
 if __name__ == "__main__":
-    main(parse_args())
+    sys.exit(run_cli())

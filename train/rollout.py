@@ -23,36 +23,7 @@ import numpy as np
 import torch
 
 import envs
-from agents.features import feature_size, featurizer, hinter
-
-
-def critic_input(env, agent: str, obs: np.ndarray, critic: str) -> np.ndarray:
-    """What the value function sees: the observation, or (global critic) observation + env.state() + seat."""
-    if critic == "plain":
-        return obs
-    seat = np.zeros(len(env.possible_agents), np.float32)
-    seat[env.possible_agents.index(agent)] = 1.0
-    return np.concatenate([obs, env.state(), seat])
-
-
-def critic_size(engine, critic: str, features: bool = False, hint: bool = False) -> int:
-    size = input_size(engine, features, hint)
-    return size if critic == "plain" else size + engine.state_size + engine.num_players
-
-
-def input_size(engine, features: bool, hint: bool = False) -> int:
-    """What the policy reads: the observation, plus the game's hand-made features with --features,
-    plus a one-hot of the heuristic's move with --hint."""
-    return engine.obs_size + (feature_size(engine.game_name, engine.num_players) if features else 0) + (engine.num_actions if hint else 0)
-
-
-def policy_input(game: str, num_players: int, features: bool, hint: bool = False):
-    """(obs, mask) -> the policy's input vector (the observation itself without --features and --hint)."""
-    with_features = featurizer(game, num_players) if features else (lambda obs, mask: obs)
-    if not hint:
-        return with_features
-    heuristic_move = hinter(game, num_players)
-    return lambda obs, mask: np.concatenate([with_features(obs, mask), heuristic_move(obs, mask)])
+from agents.network import ActorCritic, critic_input, critic_size, input_size, policy_input, sample
 
 
 def measure_scales(game: str, num_players: int, critic: str, seed: int, games: int = 40, features: bool = False,
@@ -222,8 +193,6 @@ class RolloutWorker:
     """Plays tables side by side and returns the learner's transitions (one process, or in-process)."""
 
     def __init__(self, args: dict, reward_scale: float, num_envs: int) -> None:
-        from train.ppo import ActorCritic
-
         self.args = args
         self.game, self.n, self.critic = args["game"], args["players"], args["critic"]
         self.reward_scale = reward_scale
@@ -326,8 +295,6 @@ class RolloutWorker:
     @torch.no_grad()
     def _decide(self, live: list[Table], buf: Buffer, gen: torch.Generator) -> list[int]:
         """One forward pass per controller for every waiting decision."""
-        from train.ppo import sample  # train.ppo imports this module, so import it late
-
         groups = defaultdict(list)
         views = []
         for i, t in enumerate(live):
@@ -395,13 +362,13 @@ def _numpy(state_dict: dict) -> dict:
 
 
 class RolloutWorkers:
-    """`num_workers` processes (spawned, one core each), or collection in this process when 0."""
+    """`workers` processes (spawned, one core each), or collection in this process when 0."""
 
     def __init__(self, args, reward_scale: float) -> None:
         import dataclasses
 
         self.args = dataclasses.asdict(args)
-        self.num_workers = args.num_workers
+        self.num_workers = args.workers
         self.rollout_steps = args.rollout_steps
         self.local = None
         self.conns, self.procs = [], []

@@ -1,0 +1,180 @@
+"""The PPO checkpoint format: what a file holds, how it is checked, how the network is rebuilt.
+
+A checkpoint is a plain dict of tensors, numbers and strings, read with
+``torch.load(..., weights_only=True)``, so loading one never runs code from
+the file:
+
+    format        "cardzoo-ppo-1"
+    game          a game name (envs.available_games())
+    num_players   the player count it was trained for
+    obs_size      the env's observation size then (a changed env is refused)
+    num_actions   the env's action count then
+    critic        "plain" or "global" (the value also read env.state())
+    features      the policy also read the game's hand-made features
+    hint          ... and a one-hot of the heuristic's move
+    critic_size   the critic's input size
+    hidden        width of the two hidden layers
+    model         the ActorCritic state dict (weights and input normalisers)
+    args, meta    the training arguments; meta["update"] etc. in a resumable run's checkpoint
+    optimizer     (resumable checkpoints only) the Adam state
+
+`read_checkpoint` checks everything (the header's types and bounds, and every
+tensor's name, shape and values against the header) before anything is
+built, so a hostile or damaged file costs no memory and gives one
+`CheckpointError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+from pathlib import Path
+
+import torch
+
+from agents.network import ActorCritic, critic_size, input_size, network_shapes
+
+CHECKPOINT_FORMAT = "cardzoo-ppo-1"
+MAX_HIDDEN = 4096  # the shipped networks use 128-256; a larger header is damage or a trap
+HEADER = ("game", "num_players", "obs_size", "num_actions", "critic_size", "hidden", "model")
+
+
+class CheckpointError(ValueError):
+    """A file that is not a usable PPO checkpoint for the game asked for."""
+
+
+def _short(text: str, limit: int = 200) -> str:
+    """The first sentence of an error message, cut at a word if it is still long."""
+    first = (text.strip().splitlines() or [""])[0]
+    first = re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0]
+    if len(first) <= limit:
+        return first
+    return first[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+def _load(path: Path) -> dict:
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        if "weights only" in str(e).lower():
+            wanted = re.search(r"GLOBAL ([\w.]+)", str(e))
+            what = f" (it asks for {wanted.group(1)}, which no checkpoint needs)" if wanted else ""
+            raise CheckpointError(f"{path}: refused: the file would run code when loaded{what}") from None
+        raise CheckpointError(f"{path}: not a readable PPO checkpoint ({type(e).__name__}: {_short(str(e))})") from None
+    except Exception as e:  # truncated zip, garbage bytes, ...
+        raise CheckpointError(f"{path}: not a readable PPO checkpoint ({type(e).__name__}: {_short(str(e))})") from None
+
+
+def _whole(ckpt: dict, key: str, path: Path, low: int, high: int) -> int:
+    value = ckpt[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise CheckpointError(f"{path}: field {key!r} must be a whole number from {low} to {high}, got {value!r}")
+    return value
+
+
+def read_checkpoint(path) -> dict:
+    """Load a checkpoint file and check it completely; errors name the file and the field."""
+    import envs
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"PPO checkpoint {path} {'is a directory, not a file' if path.is_dir() else 'does not exist'}")
+    ckpt = _load(path)
+    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
+        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        raise CheckpointError(f"{path}: not a cardzoo PPO checkpoint (format {found!r}, expected {CHECKPOINT_FORMAT!r})")
+    missing = [k for k in HEADER if k not in ckpt]
+    if missing:
+        raise CheckpointError(f"{path}: checkpoint lacks {', '.join(missing)}")
+
+    # The header, checked for type and range before it is used for anything.
+    game = ckpt["game"]
+    if not isinstance(game, str) or game not in envs.available_games():
+        raise CheckpointError(f"{path}: field 'game' must be one of {', '.join(envs.available_games())}, got {game!r}")
+    num_players = _whole(ckpt, "num_players", path, 2, 64)
+    try:
+        engine = envs.make_raw(game, num_players=num_players).game
+    except ValueError as e:
+        raise CheckpointError(f"{path}: field 'num_players': {e}") from None
+    for key, now in (("obs_size", engine.obs_size), ("num_actions", engine.num_actions)):
+        if _whole(ckpt, key, path, 1, 10**6) != now:
+            raise CheckpointError(
+                f"{path}: {key.replace('_', ' ')} {ckpt[key]} in the checkpoint, but {game} "
+                f"with {num_players} players has {now} (the env changed since training; retrain)"
+            )
+    critic = ckpt.setdefault("critic", "plain")
+    if critic not in ("plain", "global"):
+        raise CheckpointError(f"{path}: field 'critic' must be 'plain' or 'global', got {critic!r}")
+    for key in ("features", "hint"):
+        if not isinstance(ckpt.setdefault(key, False), bool):
+            raise CheckpointError(f"{path}: field {key!r} must be true or false, got {ckpt[key]!r}")
+    try:
+        size_in = input_size(engine, ckpt["features"], ckpt["hint"])
+    except ValueError as e:  # features asked for a game that has none
+        raise CheckpointError(f"{path}: field 'features': {e}") from None
+    expected_critic = critic_size(engine, critic, ckpt["features"], ckpt["hint"])
+    if _whole(ckpt, "critic_size", path, 1, 10**6) != expected_critic:
+        raise CheckpointError(f"{path}: field 'critic_size' is {ckpt['critic_size']}, but a {critic} critic for {game} reads {expected_critic}")
+    hidden = _whole(ckpt, "hidden", path, 1, MAX_HIDDEN)
+
+    # The weights: exactly the tensors of that network, finite, with usable normalisers.
+    model = ckpt["model"]
+    if not isinstance(model, dict):
+        raise CheckpointError(f"{path}: field 'model' must be a dict of tensors, got {type(model).__name__}")
+    shapes = network_shapes(size_in, engine.num_actions, expected_critic, hidden)
+    missing, extra = sorted(set(shapes) - set(model)), sorted(set(model) - set(shapes))
+    if missing or extra:
+        raise CheckpointError(f"{path}: weights do not fit the network (missing {missing or 'none'}, unexpected {extra or 'none'})")
+    for name, shape in shapes.items():
+        t = model[name]
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            raise CheckpointError(f"{path}: field 'model.{name}' must be a float tensor, got {type(t).__name__}")
+        if tuple(t.shape) != shape:
+            raise CheckpointError(f"{path}: weights do not fit the network: 'model.{name}' has shape {tuple(t.shape)}, "
+                                  f"the header (hidden {hidden}) needs {shape}")
+        if not torch.isfinite(t).all():
+            raise CheckpointError(f"{path}: field 'model.{name}' holds NaN or infinite values")
+        if name.endswith("_std") and not (t > 0).all():
+            raise CheckpointError(f"{path}: field 'model.{name}' holds zeros or negative values (a normaliser divides by it)")
+    return ckpt
+
+
+def build_network(ckpt: dict) -> ActorCritic:
+    """The network of a checkpoint that `read_checkpoint` accepted."""
+    import envs
+
+    engine = envs.make_raw(ckpt["game"], num_players=ckpt["num_players"]).game
+    net = ActorCritic(input_size(engine, ckpt["features"], ckpt["hint"]), ckpt["num_actions"], ckpt["critic_size"], ckpt["hidden"])
+    net.load_state_dict(ckpt["model"])
+    return net.eval()
+
+
+def make_checkpoint(net: ActorCritic, *, game: str, num_players: int, critic: str, features: bool, hint: bool,
+                    hidden: int, args: dict, meta: dict, optimizer_state: dict | None = None) -> dict:
+    """What a checkpoint holds (see the module docstring)."""
+    import envs
+
+    engine = envs.make_raw(game, num_players=num_players).game
+    return {
+        "format": CHECKPOINT_FORMAT,
+        "game": game,
+        "num_players": num_players,
+        "obs_size": int(engine.obs_size),
+        "num_actions": int(engine.num_actions),
+        "critic": critic,
+        "features": bool(features),
+        "hint": bool(hint),
+        "critic_size": int(net.critic_mean.numel()),
+        "hidden": hidden,
+        "model": net.state_dict(),
+        "args": args,
+        "meta": meta,
+        **({"optimizer": optimizer_state} if optimizer_state is not None else {}),
+    }
+
+
+def save_checkpoint(obj: dict, path) -> None:
+    tmp = f"{path}.tmp"
+    torch.save(obj, tmp)
+    os.replace(tmp, path)  # never leave a half-written checkpoint behind

@@ -1,0 +1,64 @@
+"""Command-line plumbing for the trainers: a dataclass of arguments becomes a parser with one-line errors.
+
+Each field of the dataclass is a flag (`--rollout-steps` for `rollout_steps`),
+its metadata["help"] the help text, its default shown in --help. Counts take
+`2_000_000` and `2e6`. Errors are one line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def check_numbers(args, ints: dict, floats: dict) -> None:
+    """ValueError, naming the flag, for a count or number that is not finite or out of its range."""
+    for name, (low, high) in ints.items():
+        value = getattr(args, name)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"{flag(name)} must be a whole number from {low:,} to {high:,}, got {value}")
+    for name, (low, high, closed) in floats.items():
+        value = getattr(args, name)
+        if not (math.isfinite(value) and (low <= value if closed else low < value) and value <= high):
+            raise ValueError(f"{flag(name)} must be a finite number in {'[' if closed else '('}{low}, {high}], got {value}")
+
+
+def integer(text: str) -> int:
+    """A count: 2_000_000 and 2e6 both work; 2.5e6 is a float, not a count."""
+    text = text.replace("_", "")
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)  # ValueError here: argparse says "invalid integer value"
+        if not value.is_integer():
+            raise
+        return int(value)
+
+
+class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
+    def _get_help_string(self, action):  # an empty default ("" or False) says nothing worth a "(default: )"
+        empty = action.default is None or action.default is False or action.default == ""
+        return action.help if empty else super()._get_help_string(action)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str):  # one clear line, not the whole usage block
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser(args_class, prog: str, description: str, epilog: str = "", choices: dict | None = None) -> OneLineParser:
+    """A parser with one flag per field of `args_class`; `choices` maps field names to their valid values."""
+    parser = OneLineParser(prog=prog, description=description, formatter_class=DefaultsShown, epilog=epilog)
+    for f in dataclasses.fields(args_class):
+        if f.type in ("bool", bool):
+            parser.add_argument(flag(f.name), action="store_true", help=f.metadata["help"])
+            continue
+        kind = {"int": integer, "float": float, "str": str}[f.type if isinstance(f.type, str) else f.type.__name__]
+        valid = (choices or {}).get(f.name, f.metadata.get("choices"))
+        parser.add_argument(flag(f.name), type=kind, default=f.default, choices=valid, help=f.metadata["help"])
+    return parser

@@ -1,0 +1,117 @@
+"""PPO with a warm start: `train/ppo.py` plus what helped where PPO from scratch fell short.
+
+    python -m train.ppo_warmstart --game neu --players 4 --imitation-steps 300_000 --vs-heuristic 0.6
+
+Every flag of `python -m train.ppo` works here too; this variant adds:
+
+* ``--imitation-steps N``: before PPO, the game's heuristic plays every seat
+  for N env steps and the policy is fitted to its moves (behaviour cloning)
+  and the critic to its returns; PPO then only has to find where the
+  heuristic can be beaten. ``--imitation-smoothing`` keeps part of the
+  target spread over the legal moves: an exact copy of a deterministic
+  heuristic has near-zero entropy, and PPO could no longer explore.
+* ``--features``: the policy also reads the game's hand-made features
+  (`agents/features.py`; Ma's Jong and Neu have them).
+* ``--hint``: the policy also reads the heuristic's move for its own view,
+  one-hot, and can learn where to deviate from it.
+* ``--win-bonus B``: B score units go to the first-place seat's last
+  reward of a game, so the return also counts wins.
+
+A checkpoint records features and hint, and `agents.PPOAgent` recomputes them
+when it plays. Without these flags the run is exactly `python -m train.ppo`'s.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from train import ppo
+
+MAX_IMITATION_STEPS = 2_000_000  # the heuristic's decisions are held in memory, like a rollout
+
+
+@dataclass
+class Args(ppo.Args):
+    features: bool = field(default=False, metadata={"help": "the policy also reads the game's hand-made features (agents/features.py)"})
+    hint: bool = field(default=False, metadata={"help": "the policy also reads the heuristic's move for its view, one-hot"})
+    win_bonus: float = field(default=0.0, metadata={"help": "extra reward, in the game's score units, for finishing first (ties share it)"})
+    imitation_steps: int = field(default=0, metadata={"help": f"env steps of heuristic play to imitate before PPO (0: off; at most {MAX_IMITATION_STEPS:,})"})
+    imitation_epochs: int = field(default=8, metadata={"help": "passes over the imitation data"})
+    imitation_smoothing: float = field(default=0.1, metadata={"help": "share of the imitation target spread over all legal actions, so PPO can still explore"})
+
+
+def check_args(args: Args) -> None:
+    ppo.check_args(args)
+    ppo.check_numbers(args, {"imitation_steps": (0, MAX_IMITATION_STEPS), "imitation_epochs": (1, 1000)}, {})
+    if not (math.isfinite(args.win_bonus) and args.win_bonus >= 0):
+        raise ValueError(f"--win-bonus must be a finite number, 0 or more, got {args.win_bonus}")
+    if not (math.isfinite(args.imitation_smoothing) and 0 <= args.imitation_smoothing < 1):
+        raise ValueError(f"--imitation-smoothing must be in [0, 1), got {args.imitation_smoothing}")
+    if args.features:
+        from agents.features import featurizer
+
+        featurizer(args.game, args.players)  # ValueError names the games that have features
+    if args.imitation_steps or args.hint:
+        from agents.heuristic import heuristic_class
+
+        heuristic_class(args.game)  # ValueError when the game has no heuristic to imitate or hint with
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    return ppo.parse_args(argv, Args, check_args, prog="python -m train.ppo_warmstart", description=__doc__.split("\n\n")[0])
+
+
+def imitate(agent, optimizer, workers, args: Args, say=print) -> int:
+    """Behaviour cloning: fit the policy to the heuristic's decisions and the critic to its returns.
+
+    The heuristic plays every seat; each decision is a (observation, mask,
+    action) example, and its discounted return is the critic's target. The
+    target keeps `imitation_smoothing` of its probability spread over the
+    legal actions (label smoothing). Returns the env steps played.
+    """
+    if not args.imitation_steps:
+        return 0
+    data = workers.collect(agent.state_dict(), [], seed=(args.seed, 0), num_steps=args.imitation_steps, teacher=True)
+    _, returns = ppo.gae(data["rewards"], np.zeros_like(data["rewards"]), data["dones"], data["next_index"], args.gamma, 1.0)
+    obs, masks = torch.as_tensor(data["obs"]), torch.as_tensor(data["masks"])
+    critic_in = torch.as_tensor(data["critic_in"]) if args.critic == "global" else obs
+    actions, returns = torch.as_tensor(data["actions"]), torch.as_tensor(returns)
+    n = len(actions)
+    shuffle = torch.Generator().manual_seed(args.seed)
+    for epoch in range(args.imitation_epochs):
+        for mb in torch.randperm(n, generator=shuffle).split(1024):
+            logp = torch.log_softmax(agent.masked_logits(obs[mb], masks[mb]), -1)
+            legal = masks[mb].float()
+            target = (1 - args.imitation_smoothing) * nn.functional.one_hot(actions[mb], legal.shape[-1])
+            target = target + args.imitation_smoothing * legal / legal.sum(-1, keepdim=True)
+            # cross-entropy with the smoothed heuristic; illegal actions have target 0
+            policy_loss = -(target * logp.where(masks[mb], torch.zeros_like(logp))).sum(-1).mean()
+            value_loss = 0.5 * ((agent.get_value(critic_in[mb]) - returns[mb]) ** 2).mean()
+            optimizer.zero_grad()
+            (policy_loss + args.vf_coef * value_loss).backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            optimizer.step()
+    with torch.no_grad():
+        agree = (agent.masked_logits(obs, masks).argmax(-1) == actions).float().mean().item()
+    say(f"imitation: {n} heuristic decisions, the policy's top action agrees on {agree:.1%}")
+    return data["env_steps"]
+
+
+def main(args: Args):
+    check_args(args)
+    return ppo.main(args, warm_start=imitate if args.imitation_steps else None, module="train.ppo_warmstart")
+
+
+def run_cli(argv=None) -> int:
+    args = parse_args(argv)
+    return ppo.run_cli(argv, parse=lambda _: args, warm_start=imitate if args.imitation_steps else None, module="train.ppo_warmstart")
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli())

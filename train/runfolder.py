@@ -1,0 +1,138 @@
+"""A training run's folder: never replaced by accident, one trainer at a time, resumed cleanly.
+
+`RunFolder.open` does every check before anything is written, and raises
+ValueError (one line) when it refuses:
+
+* a folder that already holds a run is replaced only with ``overwrite`` and
+  continued only with ``resume``;
+* ``trainer.lock`` holds the pid of the trainer using the folder; a second
+  trainer is refused while that process lives, and a lock left by a process
+  that no longer runs (killed) is taken over with a note;
+* ``resume`` needs the run's own checkpoint.pt (an exported policy has no
+  optimizer state), with the same game, players and network as asked for, and
+  cuts progress.csv back to the checkpoint's update, so rows logged after the
+  last checkpoint are not counted twice.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import os
+
+from agents.checkpoint import read_checkpoint
+
+LOCK = "trainer.lock"
+RUN_FILES = ("progress.csv", "checkpoint.pt", "final.pt")
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+class RunFolder:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.csv_path = os.path.join(path, "progress.csv")
+        self.checkpoint_path = os.path.join(path, "checkpoint.pt")
+        self.final_path = os.path.join(path, "final.pt")
+        self.lock_path = os.path.join(path, LOCK)
+        self.resume_from: dict | None = None
+        self.locked = False
+
+    @classmethod
+    def open(cls, path: str, args, expect: dict) -> "RunFolder":
+        run = cls(path)
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise ValueError(f"--out {path} is a file, not a run folder")
+        if args.resume and not os.path.isfile(run.checkpoint_path):
+            raise ValueError(f"--resume: no checkpoint.pt in {path} to continue from")
+        os.makedirs(path, exist_ok=True)
+        run.lock()
+        try:
+            if args.resume:
+                run.resume_from = run.check_resumable(expect)
+                run.truncate_log(run.resume_from["meta"]["update"])
+            else:
+                run.clear(args.overwrite)
+        except BaseException:
+            run.release()
+            raise
+        return run
+
+    def lock(self) -> None:
+        while True:
+            try:
+                fd = os.open(self.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                try:
+                    with open(self.lock_path) as f:
+                        owner = int(f.read().strip() or -1)
+                except (OSError, ValueError):
+                    owner = -1
+                if owner > 0 and owner != os.getpid() and pid_alive(owner):
+                    raise ValueError(f"another trainer (pid {owner}) is using {self.path}; wait for it to finish "
+                                     f"or choose another --out") from None
+                print(f"{self.path}: taking over a stale {LOCK} (pid {owner} is no longer running)")
+                try:
+                    os.remove(self.lock_path)
+                except FileNotFoundError:
+                    pass
+                continue
+            with os.fdopen(fd, "w") as f:
+                f.write(str(os.getpid()))
+            self.locked = True
+            return
+
+    def release(self) -> None:
+        if self.locked:
+            self.locked = False
+            try:
+                os.remove(self.lock_path)
+            except FileNotFoundError:
+                pass
+
+    def existing(self) -> list[str]:
+        found = [f for f in RUN_FILES if os.path.exists(os.path.join(self.path, f))]
+        return found + sorted(os.path.basename(p) for p in glob.glob(os.path.join(self.path, "events.out.tfevents.*")))
+
+    def clear(self, overwrite: bool) -> None:
+        found = self.existing()
+        if found and not overwrite:
+            shown = ", ".join(found[:4]) + (", ..." if len(found) > 4 else "")
+            raise ValueError(f"{self.path} already holds a run ({shown}); add --resume to continue it, "
+                             f"--overwrite to replace it, or choose another --out")
+        for name in found:
+            os.remove(os.path.join(self.path, name))
+
+    def check_resumable(self, expect: dict) -> dict:
+        ckpt = read_checkpoint(self.checkpoint_path)  # CheckpointError (a ValueError) names the file and field
+        meta = ckpt.get("meta")
+        if "optimizer" not in ckpt or not isinstance(meta, dict) or not {"update", "global_step", "pool"} <= set(meta):
+            raise ValueError(f"--resume: {self.checkpoint_path} is an exported policy (no optimizer state), "
+                             "not a run's checkpoint; start a new run from scratch")
+        for key, want in expect.items():
+            if ckpt.get(key) != want:
+                raise ValueError(f"--resume: the run in {self.path} was trained with {key.replace('_', ' ')} "
+                                 f"{ckpt.get(key)!r}, not {want!r}; keep its settings or start a new run with another --out")
+        return ckpt
+
+    def truncate_log(self, update: int) -> None:
+        """Keep progress.csv's rows up to the checkpoint's update (later ones are replayed)."""
+        if not os.path.isfile(self.csv_path):
+            return
+        with open(self.csv_path, newline="") as f:
+            rows = list(csv.reader(f))
+        if not rows:
+            return
+        kept = [rows[0]] + [r for r in rows[1:] if r and r[0].isdigit() and int(r[0]) <= update]
+        tmp = self.csv_path + ".tmp"
+        with open(tmp, "w", newline="") as f:
+            csv.writer(f).writerows(kept)
+        os.replace(tmp, self.csv_path)
