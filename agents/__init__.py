@@ -3,28 +3,25 @@
     from agents import make_agent
     bot = make_agent("heuristic", game="neu", num_players=4, seed=0)
     action = bot.act(observation)            # observation = env.last()[0]
+    mine = make_agent("bots.py:Greedy", game="neu", num_players=4, seed=0)   # your own class
 """
 
 from __future__ import annotations
 
 from agents.base import Agent, RandomAgent
+from agents.spec import BUILTIN_KINDS, make_from_spec, spec_label
 
-AGENT_KINDS = ("random", "heuristic", "ppo")
+AGENT_KINDS = BUILTIN_KINDS
 
 
-def make_agent(kind: str, game: str, num_players: int, seed: int | None = None, **kwargs) -> Agent:
-    """Build an agent by kind; ValueError names the valid kinds."""
-    if kind == "random":
-        return RandomAgent(game, num_players, seed)
-    if kind == "heuristic":
-        from agents.heuristic import heuristic_class
+def make_agent(kind, game: str, num_players: int, seed: int | None = None, **kwargs) -> Agent:
+    """Build an agent from a kind or any spec (see `agents.spec`); ValueError names the valid kinds.
 
-        return heuristic_class(game)(game, num_players, seed)
-    if kind == "ppo":
-        from agents.ppo import PPOAgent
-
-        return PPOAgent.for_game(game, num_players, seed=seed, **kwargs)
-    raise ValueError(f"unknown agent kind {kind!r}; valid kinds: {', '.join(AGENT_KINDS)}")
+    ``kind`` is "random", "heuristic", "ppo", "ppo:PATH", "FILE.py:Name",
+    "package.module:Name", "label=SPEC", a class, a factory or an agent object
+    (copied). Classes and factories get the keywords game/num_players/seed they accept.
+    """
+    return make_from_spec(kind, game, num_players, seed, **kwargs)
 
 
 def __getattr__(name: str):
@@ -36,4 +33,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["Agent", "RandomAgent", "make_agent", "AGENT_KINDS", "PPOAgent"]
+__all__ = ["Agent", "RandomAgent", "make_agent", "spec_label", "AGENT_KINDS", "PPOAgent"]

@@ -1,14 +1,226 @@
-"""Shared command-line plumbing: bad arguments get one clear line and exit code 2."""
+"""Shared command-line plumbing: one flag vocabulary, values checked before anything runs,
+bad arguments get one clear line and exit code 2, and report folders that appear only when complete.
+
+The vocabulary every command uses: ``--game NAME``, ``--games A,B`` (several
+names), ``--deals N`` (a count), ``--players``, ``--seed``, ``--workers``, ``--out``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import platform
+import shutil
+import subprocess
 import sys
+import time
+import uuid
+from pathlib import Path
+
+MAX_COUNT = 10**9  # a count above this is a typo: a billion deals is years of play
+MAX_SEED = 2**63 - 1
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse, but an error is one line naming what is wrong (no usage dump, no traceback)."""
+    """argparse, but an error is one line naming what is wrong (no usage dump, no traceback);
+    ``--help`` shows every default."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # type: ignore[override]
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         sys.exit(2)
+
+
+def _integer(text: str, what: str) -> int:
+    text = text.strip()
+    if not text.lstrip("+-").isdecimal() or not text.isascii() or len(text) > 20:
+        raise argparse.ArgumentTypeError(f"{what}, got {text[:30]!r}")
+    return int(text)
+
+
+def count(text: str) -> int:
+    """A count such as --deals: a whole number from 1 to a billion."""
+    n = _integer(text, f"must be a whole number from 1 to {MAX_COUNT:,}")
+    if not 1 <= n <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_COUNT:,}, got {n}")
+    return n
+
+
+def seed(text: str) -> int:
+    """A seed: a whole number from 0 to 2**63 - 1."""
+    n = _integer(text, "must be a whole number from 0 to 2**63 - 1")
+    if not 0 <= n <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 2**63 - 1, got {n}")
+    return n
+
+
+def seconds(text: str) -> float:
+    """A duration: a finite number of seconds, at least 0."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text[:30]!r}") from None
+    if not math.isfinite(x) or x < 0 or x > 10**7:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds from 0 to 10,000,000, got {text[:30]!r}")
+    return x
+
+
+def positive_seconds(text: str) -> float:
+    x = seconds(text)
+    if x <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text[:30]!r}")
+    return x
+
+
+def names(text: str) -> list[str]:
+    """A comma-separated list, blanks dropped, first occurrence kept."""
+    return list(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
+
+
+def parse_games(text: str, parser: argparse.ArgumentParser, flag: str = "--games") -> list[str]:
+    import envs
+
+    available = envs.available_games()
+    games = names(text)
+    if not games:
+        parser.error(f"{flag} is empty; valid games: {', '.join(available)}")
+    for g in games:
+        if g not in available:
+            hint = " (the number of deals is --deals)" if g.isdigit() else ""
+            parser.error(f"unknown game {g!r}; valid games: {', '.join(available)}{hint}")
+    return games
+
+
+# -- run metadata ---------------------------------------------------------------
+def _version(dist: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def git_commit() -> str | None:
+    """The commit of the source tree this code runs from, when it is a git checkout."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        r = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if r.returncode != 0:
+        return None
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=5)
+    return r.stdout.strip() + ("-dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
+
+
+def run_metadata(command: str, seed: int, **extra) -> dict:
+    """What is needed to repeat a run: the command, seed, versions and commit."""
+    return {
+        "command": command,
+        "seed": seed,
+        **extra,
+        "cardzoo_version": _version("cardzoo"),
+        "git_commit": git_commit(),
+        "python": platform.python_version(),
+        "numpy": _version("numpy"),
+        "torch": _version("torch"),
+        "pettingzoo": _version("pettingzoo"),
+        "openskill": _version("openskill"),
+        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def command_line(prog: str, argv) -> str:
+    import shlex
+
+    return " ".join([prog] + [shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv)])
+
+
+# -- report folders ---------------------------------------------------------------
+def check_out(out: str | None, parser: argparse.ArgumentParser) -> Path | None:
+    """Check --out before any game: it must be a new folder (in an existing or creatable
+    parent) or an empty one. None means the default, results/<timestamp>."""
+    if out is None:
+        parent = Path("results")
+        if parent.exists() and not parent.is_dir():
+            parser.error(f"cannot write reports: {parent} is a file, not a folder")
+        return None
+    p = Path(out)
+    if p.exists():
+        if not p.is_dir():
+            parser.error(f"--out {out!r} is a file, not a folder")
+        if any(p.iterdir()):
+            parser.error(f"--out {out!r} already holds files; give a new or empty folder")
+    parent = p.parent if str(p.parent) else Path(".")
+    probe = parent
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        parser.error(f"--out {out!r}: {probe} is a file, not a folder")
+    if not os.access(probe, os.W_OK):
+        parser.error(f"--out {out!r}: cannot write in {probe}")
+    return p
+
+
+class ReportFolder:
+    """A fresh hidden folder to write reports into; `commit()` moves it into place
+    in one rename, so a run that fails or is interrupted leaves nothing partial.
+
+        with ReportFolder(out) as folder:
+            write_reports(results, folder.path)
+            final = folder.commit()
+    """
+
+    def __init__(self, out: Path | None, prefix: str = "", link_latest: bool = True) -> None:
+        self.out = out
+        self.prefix = prefix
+        self.link_latest = link_latest
+        self.parent = Path("results") if out is None else (out.parent if str(out.parent) else Path("."))
+        self.parent.mkdir(parents=True, exist_ok=True)
+        self.path = self.parent / f".partial-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        self.path.mkdir()
+        self.final: Path | None = None
+
+    def commit(self) -> Path:
+        if self.out is not None:
+            os.rename(self.path, self.out)  # onto a missing or empty folder only
+            self.final = self.out
+            return self.out
+        stamp = self.prefix + time.strftime("%Y%m%d-%H%M%S")
+        for i in range(1, 1000):
+            target = self.parent / (stamp if i == 1 else f"{stamp}-{i}")
+            try:
+                # A rename onto a folder that holds files fails, so two runs in one second
+                # each get their own name without any check-then-act race.
+                os.rename(self.path, target)
+            except OSError:
+                continue
+            self.final = target
+            if self.link_latest:
+                self._link_latest(target)
+            return target
+        raise RuntimeError(f"no free folder name for {stamp} in {self.parent}")
+
+    def _link_latest(self, target: Path) -> None:
+        latest = self.parent / "latest"
+        if latest.exists() and not latest.is_symlink():
+            return  # a real folder named latest is the user's: leave it
+        tmp = self.parent / f".latest-{uuid.uuid4().hex[:12]}"
+        try:
+            tmp.symlink_to(target.name, target_is_directory=True)
+            os.replace(tmp, latest)
+        except OSError:
+            if tmp.is_symlink():
+                tmp.unlink()
+
+    def __enter__(self) -> "ReportFolder":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.final is None:
+            shutil.rmtree(self.path, ignore_errors=True)

@@ -11,100 +11,94 @@ duplicate-deal tournament (`experiments.tournament`) in ``one-vs-rest`` mode:
 for every pair (X, Y), one X against ``n - 1`` Ys, every agent in every seat
 over the same deals.
 
-Deals: with ``--deals auto`` (the default) each game gets an equal share of
-what is left of ``--budget`` seconds of play (default 260 s, so the whole job
-stays within 5 minutes on 2 cores) and plays deals 0, 1, 2, ... (at most
-``--max-deals``) until its share is spent; only deals finished at every table
-count. The number of deals played is printed and stored, and the results are
-exactly those of ``--deals N`` with that N, which gives identical results run
-to run, for any ``--workers``.
+Deals: each game plays a fixed number of deals per table (``DEFAULT_DEALS``,
+chosen so that the whole job takes about 5 minutes on 2 cores: the slower
+games get fewer), or ``--deals N`` for every game. The same command gives the
+same numbers on every machine and for any ``--workers``.
 
 Output: the results table on stdout, and under ``results/<timestamp>/``
-(``--out`` to choose) ``results.json``, ``<game>_<n>p.csv`` (summary),
+(``--out`` to choose a new folder; the folder appears only once every report is
+written, and ``results/latest`` moves to it then) ``results.json``, ``<game>_<n>p.csv`` (summary),
 ``<game>_<n>p_games.csv`` (every game), ``results.md`` and per game
 ``<game>_<n>p_ratings.png`` and ``<game>_<n>p_winrate.png``;
-``results/latest`` links to the newest default folder.
+``results/latest`` links to the newest default folder. ``--db FILE`` also
+appends every game to a SQLite file (`experiments.record`) that
+``python -m experiments.leaderboard`` reads. Any agent spec works in
+``--agents`` (``mine=bots.py:Greedy``; see `agents.spec`).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-from pathlib import Path
 from typing import Sequence
 
+from experiments import cli
 from experiments.cli import ArgumentParser
 from experiments.tournament import (
     AgentSpec,
+    add_run_flags,
     check_game,
+    distinct,
     make_tables,
     markdown,
+    parse_agents,
     play,
+    run_cli,
+    finish_run,
     summarize,
-    write_reports,
 )
 
-DEFAULT_BUDGET_S = 260.0  # seconds of play; start-up, statistics and plots take the rest of 5 minutes
+# Deals per table per game: about 200 s of play on 2 cores (measured 0.23, 0.06, 0.19 and
+# 0.56 CPU-seconds per deal over the six ppo/heuristic/random tables, in the order below).
+DEFAULT_DEALS = {"not_for_me": 400, "deadfall": 1000, "neu": 500, "not_your_mas_jong": 250}
+FALLBACK_DEALS = 300  # a game added later, until it is measured
 
 
-def available_agents(kinds: Sequence[str], game: str, num_players: int) -> tuple[list[AgentSpec], list[str]]:
-    """The agent kinds that exist for this game, and a note for each one skipped."""
+def available_agents(specs: Sequence[AgentSpec], game: str, num_players: int) -> tuple[list[AgentSpec], list[str]]:
+    """The agents that exist for this game, and a note for each one skipped."""
     found, notes = [], []
-    for kind in kinds:
-        spec = AgentSpec.of(kind)
+    for spec in specs:
         try:
             spec.make(game, num_players, seed=0)
         except (ValueError, ImportError, FileNotFoundError, OSError, NotImplementedError) as e:
-            notes.append(f"{game} {num_players}p: skipping {kind} ({e})")
+            notes.append(f"{game} {num_players}p: skipping {spec.name} ({str(e).splitlines()[0]})")
             continue
         found.append(spec)
     return found, notes
 
 
-def parse_list(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    import os
+
     import envs
     from agents import AGENT_KINDS
+    from experiments import record
 
     p = ArgumentParser(prog="python -m experiments.compare", description=__doc__.split("\n\n")[0])
-    p.add_argument("--games", default=None, help="comma-separated game names (default: every available game)")
+    p.add_argument("--games", "--game", default=None, help="comma-separated game names (default: every available game)")
     p.add_argument("--players", default=None, help="comma-separated player counts (default: each game's default)")
     default_kinds = ",".join(reversed(AGENT_KINDS))  # strongest first, so pairs read "heuristic vs random"
-    p.add_argument("--agents", default=default_kinds, help=f"comma-separated agent kinds (default: {default_kinds})")
-    p.add_argument("--out", default=None, help="output folder (default: results/<timestamp>, linked from results/latest)")
-    p.add_argument("--deals", default="auto", help="deals per table, or 'auto' to fit --budget")
-    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, help="seconds of play for the whole job with --deals auto")
-    p.add_argument("--max-deals", type=int, default=2000, help="cap on deals per table with --deals auto")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel processes (results do not depend on it)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--save-replays", default=None, metavar="DIR", help="also write every game as DIR/*.replay.jsonl (see experiments.replay)")
+    p.add_argument("--agents", default=default_kinds,
+                   help="comma-separated agents: random, heuristic, ppo, ppo:PATH, FILE.py:Name, package.module:Name, label=SPEC")
+    p.add_argument("--deals", type=cli.count, default=None,
+                   help="deals per table for every game (default: per game, " + ", ".join(f"{g} {d}" for g, d in DEFAULT_DEALS.items()) + ")")
+    p.add_argument("--out", default=None, help="new folder for the reports (default: results/<timestamp>, linked from results/latest)")
+    add_run_flags(p, workers_default=os.cpu_count() or 1)
     args = p.parse_args(argv)
 
     available = envs.available_games()
-    games = parse_list(args.games) if args.games is not None else available
-    if not games:
-        p.error(f"--games is empty; valid games: {', '.join(available)}")
-    for g in games:
-        if g not in available:
-            hint = " (the number of deals is --deals)" if g.isdigit() else ""
-            p.error(f"unknown game {g!r}; valid games: {', '.join(available)}{hint}")
-    kinds = parse_list(args.agents)
-    if not kinds:
-        p.error(f"--agents is empty; valid agents: {', '.join(AGENT_KINDS)}")
-    for k in kinds:
-        if k not in AGENT_KINDS:
-            p.error(f"unknown agent {k!r}; valid agents: {', '.join(AGENT_KINDS)}")
-    kinds = list(dict.fromkeys(kinds))
+    games = cli.parse_games(args.games, p) if args.games is not None else available
+    specs = parse_agents(args.agents, p)
+    for s in specs:
+        if isinstance(s.kind, str) and ":" not in s.kind and s.kind not in AGENT_KINDS:
+            p.error(f"unknown agent {s.kind!r}; valid agents: {', '.join(AGENT_KINDS)}, ppo:PATH, FILE.py:Name, package.module:Name")
+    specs = distinct(specs)
     players: list[int | None] = [None]
     if args.players is not None:
         try:
-            players = [int(x) for x in parse_list(args.players)]
-        except ValueError:
+            players = [cli.count(x) for x in cli.names(args.players)]
+        except Exception:
             p.error(f"--players must be comma-separated integers, got {args.players!r}")
         if not players:
             p.error("--players is empty")
@@ -115,71 +109,47 @@ def main(argv: Sequence[str] | None = None) -> int:
                 runs.append((g, check_game(g, n)))
             except ValueError as e:
                 p.error(str(e))
-    if args.deals == "auto":
-        fixed_deals = None
-    else:
-        try:
-            fixed_deals = int(args.deals)
-        except ValueError:
-            fixed_deals = 0
-        if fixed_deals < 1:
-            p.error(f"--deals must be a positive integer or 'auto', got {args.deals!r}")
-    if args.workers < 1:
-        p.error("--workers must be at least 1")
+    out = cli.check_out(args.out, p)
+    if args.db and (why := record.check_db(args.db)):
+        p.error(why)
 
-    t_start = time.perf_counter()
     plan, notes = [], []
     for g, n in runs:
-        specs, skipped = available_agents(kinds, g, n)
+        found, skipped = available_agents(specs, g, n)
         notes += skipped
-        if len(specs) < 2:
-            notes.append(f"{g} {n}p: skipped, fewer than two agents available ({', '.join(s.name for s in specs) or 'none'})")
+        if len(found) < 2:
+            notes.append(f"{g} {n}p: skipped, fewer than two agents available ({', '.join(s.name for s in found) or 'none'})")
             continue
-        plan.append((g, n, specs, make_tables(specs, n, "one-vs-rest")))
+        plan.append((g, n, found, make_tables(found, n, "one-vs-rest"), args.deals or DEFAULT_DEALS.get(g, FALLBACK_DEALS)))
     for note in notes:
         print("note:", note)
     if not plan:
         print("nothing to compare", file=sys.stderr)
         return 2
+    command = cli.command_line("python -m experiments.compare", argv)
+    metadata = cli.run_metadata(command, args.seed, deals={f"{g}_{n}p": d for g, n, _, _, d in plan})
 
-    results = []
-    for i, (g, n, specs, tables) in enumerate(plan):
-        label = f"{g} {n}p"
-        if fixed_deals is not None:
-            records = play(g, tables, n, range(fixed_deals), args.seed, args.workers, progress=label, save_replays=args.save_replays)
-        else:
-            # This game's share of what is left of the budget; play stops there, keeping whole deals.
-            share = (args.budget - (time.perf_counter() - t_start)) / (len(plan) - i)
-            deadline = time.perf_counter() + share
-            records = play(g, tables, n, range(args.max_deals), args.seed, args.workers, progress=label, deadline=deadline,
-                           save_replays=args.save_replays)
-        deals = len({r["deal"] for r in records})
-        res = summarize(records, tables, g, n, deals=deals, seed=args.seed, duplicate=True, mode="one-vs-rest")
-        res["records"] = records
-        results.append(res)
-        print(f"{label}: {deals} deals per table × {len(tables)} tables × {n} rotations = {len(records)} games", flush=True)
+    def body() -> int:
+        t_start = time.perf_counter()
+        results = []
+        for g, n, found, tables, deals in plan:
+            label = f"{g} {n}p"
+            records = play(g, tables, n, range(deals), args.seed, args.workers, progress=label,
+                           on_error=args.on_error, move_timeout=args.move_timeout)
+            res = summarize(records, tables, g, n, deals=deals, seed=args.seed, duplicate=True, mode="one-vs-rest", rule_options={})
+            res["records"] = records
+            results.append(res)
+            print(f"{label}: {deals} deals per table × {len(tables)} tables × {n} rotations = {len(records)} games", flush=True)
+        wall = time.perf_counter() - t_start
+        header = f"# cardzoo comparison\n\n`{command}` — seed {args.seed}, {wall:.0f} s on {args.workers} worker(s).\n\n"
+        final = finish_run(results, args, out, metadata, prefix="", link_latest=True, header=header, notes=notes)
+        print()
+        print(markdown(results, notes=False), end="")
+        print(f"\n{sum(len(r['records']) for r in results)} games in {wall:.0f} s; wrote {final}/"
+              + (" (results/latest)" if args.out is None else "") + (f" and {args.db}" if args.db else ""))
+        return 0
 
-    wall = time.perf_counter() - t_start
-    if args.out is not None:
-        out = Path(args.out)
-    else:
-        out = Path("results") / time.strftime("%Y%m%d-%H%M%S")
-    write_reports(results, out, plots=not args.no_plots)
-    md = markdown(results)
-    header = (
-        f"# cardzoo comparison\n\n`python -m experiments.compare {' '.join(argv if argv is not None else sys.argv[1:])}`"
-        f" — seed {args.seed}, {wall:.0f} s on {args.workers} worker(s).\n\n"
-    )
-    (out / "results.md").write_text(header + md + "".join(f"\nNote: {x}" for x in notes) + ("\n" if notes else ""))
-    if args.out is None:
-        latest = Path("results") / "latest"
-        if latest.is_symlink() or latest.exists():
-            latest.unlink()
-        latest.symlink_to(out.name, target_is_directory=True)
-    print()
-    print(md, end="")
-    print(f"\n{sum(len(r['records']) for r in results)} games in {wall:.0f} s; wrote {out}/" + (" (results/latest)" if args.out is None else ""))
-    return 0
+    return run_cli(body)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,20 @@
 """Tournament harness: any agents, any game, any player count, duplicate deals.
 
-    python -m experiments.tournament --game neu --players 4 --agents heuristic,random --games 2000
+    python -m experiments.tournament --game neu --players 4 --agents heuristic,random --deals 2000
+    python -m experiments.tournament --game neu --agents mine=bots.py:Greedy,heuristic --db results.sqlite
 
-As a library:
+As a library (runs as written in a plain script or ``python -``, workers included):
 
-    from experiments.tournament import run_tournament, write_reports
-    result = run_tournament("neu", ["heuristic", "random"], num_players=4, deals=500, workers=2)
-    print(result["markdown"])
+    from experiments.tournament import markdown, run_tournament
+    result = run_tournament("neu", ["heuristic", "random"], num_players=4, deals=50, workers=2)
+    print(markdown([result]))
+
+Agents are any spec of `agents.spec`: ``random``, ``heuristic``, ``ppo``,
+``ppo:PATH``, ``FILE.py:Name``, ``package.module:Name``, ``label=SPEC``; from
+Python also a class, a factory or an agent object (copied per seat). An agent
+that raises, returns anything but a legal integer action, or exceeds
+``--move-timeout`` stops the run with an error naming it, its seat, the deal and
+the move; ``--on-error forfeit`` scores that game as lost by it and goes on.
 
 ## Tables: who sits where
 A *table* is a lineup of one agent per seat. The agents you give become
@@ -93,22 +101,41 @@ MAX_STEPS = 200_000  # a game longer than this is a bug in an engine or agent
 
 
 # -- agents and tables ---------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class AgentSpec:
-    """An agent in a tournament: its display name, its kind for `agents.make_agent`, and kwargs."""
+    """An agent in a tournament: its display name, and what builds it (any `agents.spec` spec) with kwargs."""
 
     name: str
-    kind: str
-    kwargs: tuple = field(default=())  # sorted (key, value) pairs, so that the spec is hashable
+    kind: Any
+    kwargs: tuple = field(default=())  # (key, value) pairs
 
     @classmethod
-    def of(cls, x: "AgentSpec | str") -> "AgentSpec":
-        return x if isinstance(x, AgentSpec) else cls(name=x, kind=x)
+    def of(cls, x: Any) -> "AgentSpec":
+        if isinstance(x, AgentSpec):
+            return x
+        from agents import spec_label
+
+        return cls(name=spec_label(x), kind=x)
 
     def make(self, game: str, num_players: int, seed: int | None = None):
         from agents import make_agent
 
         return make_agent(self.kind, game, num_players, seed=seed, **dict(self.kwargs))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentSpec):
+            return NotImplemented
+        return self.name == other.name and self.kwargs == other.kwargs and (self.kind is other.kind or _same(self.kind, other.kind))
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
 
 
 def distinct(specs: Iterable[AgentSpec]) -> list[AgentSpec]:
@@ -116,7 +143,7 @@ def distinct(specs: Iterable[AgentSpec]) -> list[AgentSpec]:
     seen: dict[str, AgentSpec] = {}
     for s in specs:
         if s.name in seen and seen[s.name] != s:
-            raise ValueError(f"two different agents are both named {s.name!r}")
+            raise ValueError(f"two different agents are both named {s.name!r}; name them apart with label=SPEC")
         seen.setdefault(s.name, s)
     return list(seen.values())
 
@@ -166,19 +193,32 @@ def agent_seed(seed: int, deal: int, table: int, rotation: int, seat: int) -> in
 
 
 # -- playing -------------------------------------------------------------------
+ON_ERROR = ("raise", "forfeit")
+
+
+class AgentError(RuntimeError):
+    """An agent raised, returned an action that is not a legal integer, or took too long."""
+
+
+class MoveTimeout(Exception):
+    pass
+
+
 @dataclass(frozen=True)
 class Job:
     game: str
     num_players: int
     rule_options: tuple
-    tables: tuple  # of lineups of AgentSpec
+    tables: tuple | None  # lineups of AgentSpec; None when workers inherit them (fork)
     seed: int
     duplicate: bool
     tasks: tuple  # of (table, deal)
-    record_moves: bool = False  # for --save-replays
+    on_error: str = "raise"
+    move_timeout: float | None = None
 
 
 _CACHE: dict = {}  # per process: envs and agent objects, reused across games
+_SHARED: dict = {}  # tables handed to forked workers without pickling them (classes from __main__, lambdas)
 
 
 def _env(game: str, num_players: int, rule_options: tuple):
@@ -191,15 +231,52 @@ def _env(game: str, num_players: int, rule_options: tuple):
 
 
 def _agent(spec: AgentSpec, game: str, num_players: int, seat: int):
-    key = ("agent", spec, game, num_players, seat)
+    key = ("agent", spec.name, id(spec), game, num_players, seat)
     if key not in _CACHE:
-        _CACHE[key] = spec.make(game, num_players, seed=0)
-    return _CACHE[key]
+        _CACHE[key] = (spec, spec.make(game, num_players, seed=0))  # spec kept alive so its id stays unique
+    return _CACHE[key][1]
 
 
-def play_game(env, agents: Sequence[Any], seed: int) -> dict:
-    """Play one game; per seat: final score, summed reward, final rank."""
+def _on_alarm(signum, frame):
+    raise MoveTimeout
+
+
+def _act(agent, obs: dict, move_timeout: float | None):
+    if not move_timeout:
+        return agent.act(obs)
+    import signal
+
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, move_timeout)
+    try:
+        return agent.act(obs)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _check_action(action: Any, mask: np.ndarray) -> str | None:
+    """Why `action` is not a legal move, or None."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        return f"returned {action!r} ({type(action).__name__}), not an integer action"
+    if not 0 <= int(action) < len(mask):
+        return f"returned action {int(action)}, outside 0..{len(mask) - 1}"
+    if not mask[int(action)]:
+        return f"returned action {int(action)}, which the action mask rules out"
+    return None
+
+
+def play_game(env, agents: Sequence[Any], seed: int, labels: Sequence[str] | None = None, where: str = "",
+              on_error: str = "raise", move_timeout: float | None = None) -> dict:
+    """Play one game; per seat: final score, summed reward, final rank.
+
+    An agent that raises, returns something other than a legal integer action,
+    or takes more than `move_timeout` seconds raises `AgentError` naming it, its
+    seat and the move; with ``on_error="forfeit"`` the game ends there as lost by
+    that seat instead (see `forfeit_record`).
+    """
     n = len(agents)
+    labels = list(labels) if labels is not None else [type(a).__name__ for a in agents]
     env.reset(seed=seed)
     seat = {a: i for i, a in enumerate(env.possible_agents)}
     rewards = [0.0] * n
@@ -208,7 +285,26 @@ def play_game(env, agents: Sequence[Any], seed: int) -> dict:
         if steps >= MAX_STEPS:
             raise RuntimeError(f"game with seed {seed} did not end in {MAX_STEPS} steps")
         obs, _, term, trunc, _ = env.last()
-        env.step(None if term or trunc else agents[seat[name]].act(obs))
+        if term or trunc:
+            action = None
+        else:
+            s = seat[name]
+            problem = None
+            try:
+                action = _act(agents[s], obs, move_timeout)
+            except MoveTimeout:
+                problem = f"took more than {move_timeout:g} s to move"
+            except Exception as e:
+                problem = f"raised {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".rstrip(": ")
+            if problem is None:
+                problem = _check_action(action, obs["action_mask"])
+            if problem is not None:
+                msg = f"agent {labels[s]!r} (seat {s}{where}, move {steps}) {problem}"
+                if on_error == "forfeit":
+                    return forfeit_record(n, s, msg)
+                raise AgentError(msg)
+            action = int(action)
+        env.step(action)
         # The adapter clears rewards at the next step, so summing after every step counts each once.
         for a, r in env.rewards.items():
             rewards[seat[a]] += r
@@ -226,40 +322,64 @@ def play_game(env, agents: Sequence[Any], seed: int) -> dict:
         "scores": [int(final["final_scores"][a]) for a in names],
         "ranks": [int(final["final_ranks"][a]) for a in names],
         "rewards": [float(r) for r in rewards],
+        "forfeit": None,
+    }
+
+
+def forfeit_record(n: int, seat: int, error: str) -> dict:
+    """A game lost by forfeit: that seat ranks last with reward -1, every other seat
+    shares first place with reward 1/(n-1) (zero-sum, like the games' own rewards);
+    scores are 0, as no score was reached."""
+    return {
+        "scores": [0] * n,
+        "ranks": [n if s == seat else 1 for s in range(n)],
+        "rewards": [-1.0 if s == seat else 1.0 / (n - 1) for s in range(n)],
+        "forfeit": {"seat": seat, "error": error},
     }
 
 
 def _worker_init() -> None:
-    # One thread per worker process: the workers already use every core
-    # (torch reads this when an agent first imports it).
+    # One thread per worker process: the workers already use every core.
     os.environ["OMP_NUM_THREADS"] = "1"
+    if "torch" in sys.modules:  # inherited by fork: the variable alone comes too late
+        sys.modules["torch"].set_num_threads(1)
 
 
 def play_job(job: Job) -> list[dict]:
     """Play every rotation of every (table, deal) of a job; records in a fixed order."""
     env = _env(job.game, job.num_players, job.rule_options)
+    tables = job.tables if job.tables is not None else _SHARED["tables"]
     n = job.num_players
     out = []
     for t, deal in job.tasks:
-        table = job.tables[t]
+        table = tables[t]
         for r in range(n):
             lineup = seat_lineup(table, r)
             agents = []
             for s, spec in enumerate(lineup):
                 a = _agent(spec, job.game, n, s)
-                a.seed(agent_seed(job.seed, deal, t, r, s))
-                a.reset()
+                if callable(getattr(a, "seed", None)):
+                    a.seed(agent_seed(job.seed, deal, t, r, s))
+                if callable(getattr(a, "reset", None)):
+                    a.reset()
                 agents.append(a)
             ds = deal_seed(job.seed, deal, r, job.duplicate)
-            if job.record_moves:
-                from experiments.replay import MoveRecorder
-
-                agents = MoveRecorder.wrap(agents)
-            g = play_game(env, agents, ds)
-            if job.record_moves:
-                g["moves"] = agents[0].moves
-            out.append({"table": t, "deal": deal, "rotation": r, "deal_seed": ds, "agents": [s.name for s in lineup], **g})
+            labels = [s.name for s in lineup]
+            g = play_game(env, agents, ds, labels, f", deal {deal}, rotation {r}", job.on_error, job.move_timeout)
+            if g["forfeit"]:
+                g["forfeit"]["agent"] = labels[g["forfeit"]["seat"]]
+            out.append({"table": t, "deal": deal, "rotation": r, "deal_seed": ds, "agents": labels, **g})
     return out
+
+
+def start_method() -> str:
+    """How worker processes start. ``fork`` where it is the platform's safe default (Linux):
+    workers inherit the agents as they are, so a script with no ``if __name__ == "__main__":``
+    guard, ``python -``, a notebook, classes defined in ``__main__`` and lambdas all work.
+    Elsewhere ``spawn``: agents must then be importable, and a failure to start says so."""
+    import multiprocessing
+
+    return "fork" if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 def check_game(game: str, num_players: int | None) -> int:
@@ -277,7 +397,7 @@ def check_game(game: str, num_players: int | None) -> int:
 
 def play(
     game: str,
-    tables: Sequence[Sequence[AgentSpec]],
+    tables: Sequence[Sequence[Any]],
     num_players: int,
     deals: Iterable[int],
     seed: int = 0,
@@ -286,40 +406,57 @@ def play(
     rule_options: dict | None = None,
     progress: bool | str = True,
     deadline: float | None = None,
-    save_replays: str | Path | None = None,
+    on_error: str = "raise",
+    move_timeout: float | None = None,
 ) -> list[dict]:
     """Play `deals` (deal indices) at every table; one record per game, in (table, deal, rotation) order.
 
+    Deals are taken one by one (a ``range(10**9)`` costs no memory up front).
     With a `deadline` (a `time.perf_counter()` value) play stops once it has
     passed, and only the deals finished at every table are kept: a prefix of
     `deals`, so the records are exactly those of a run over that prefix.
-    With `save_replays` (a folder) every kept game is also written there as a
-    replay file (`experiments.replay`).
     """
     tables = tuple(tuple(AgentSpec.of(s) for s in t) for t in tables)
     for t in tables:
         if len(t) != num_players:
             raise ValueError(f"a table has {len(t)} seats, the game has {num_players}")
-    deals = list(deals)
-    # Deal-major order, so that whatever is done when the deadline passes is whole deals.
-    tasks = [(t, d) for d in deals for t in range(len(tables))]
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
+    if move_timeout is not None and not (math.isfinite(move_timeout) and move_timeout > 0):
+        raise ValueError(f"move_timeout must be a positive number of seconds, got {move_timeout!r}")
+    total = len(deals) if hasattr(deals, "__len__") else None  # type: ignore[arg-type]
     opts = tuple(sorted((rule_options or {}).items()))
-    chunk = max(1, min(50, len(tasks) // (max(workers, 1) * 8) or 1))
-    jobs = [Job(game, num_players, opts, tables, seed, duplicate, tuple(tasks[i : i + chunk]), save_replays is not None) for i in range(0, len(tasks), chunk)]
+    n_tasks = total * len(tables) if total is not None else 50 * workers * 8
+    chunk = max(1, min(50, n_tasks // (max(workers, 1) * 8) or 1))
+    method = start_method() if workers > 1 else None
+    shared = method == "fork"
+
+    def jobs() -> Iterable[Job]:
+        # Deal-major order, so that whatever is done when the deadline passes is whole deals.
+        batch: list[tuple[int, int]] = []
+        for d in deals:
+            for t in range(len(tables)):
+                batch.append((t, d))
+                if len(batch) == chunk:
+                    yield Job(game, num_players, opts, None if shared else tables, seed, duplicate, tuple(batch), on_error, move_timeout)
+                    batch = []
+        if batch:
+            yield Job(game, num_players, opts, None if shared else tables, seed, duplicate, tuple(batch), on_error, move_timeout)
+
     from tqdm import tqdm
 
     label = progress if isinstance(progress, str) else f"{game} {num_players}p"
-    bar = tqdm(total=len(tasks) * num_players, desc=label, unit="game", disable=not progress, leave=True, dynamic_ncols=True)
+    bar_total = total * len(tables) * num_players if total is not None else None
+    bar = tqdm(total=bar_total, desc=label, unit="game", disable=not progress, leave=True, dynamic_ncols=True)
     records: list[dict] = []
     done = 0
-    pool = None
+    _SHARED["tables"] = tables
     try:
         if workers <= 1:
-            results: Iterable[list[dict]] = map(play_job, jobs)
+            results: Iterable[tuple[Job, list[dict]]] = ((j, play_job(j)) for j in jobs())
         else:
-            pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_worker_init)
-            results = pool.imap(play_job, jobs)
-        for job, recs in zip(jobs, results):
+            results = _pool_map(jobs(), workers, method)
+        for job, recs in results:
             records += recs
             done += len(job.tasks)
             bar.update(len(job.tasks) * num_players)
@@ -327,18 +464,57 @@ def play(
                 break
     finally:
         bar.close()
-        if pool is not None:
-            pool.terminate()
-            pool.join()
-    kept = set(deals[: done // len(tables)])
+        _SHARED.pop("tables", None)
+    # Only deals finished at every table count.
+    finished: dict[int, int] = {}
+    for r in records:
+        if r["rotation"] == 0:
+            finished[r["deal"]] = finished.get(r["deal"], 0) + 1
+    kept = {d for d, k in finished.items() if k == len(tables)}
     records = [r for r in records if r["deal"] in kept]
-    position = {d: i for i, d in enumerate(deals)}
+    position: dict[int, int] = {}
+    for r in records:
+        position.setdefault(r["deal"], len(position))
     records.sort(key=lambda r: (r["table"], position[r["deal"]], r["rotation"]))
-    if save_replays is not None:
-        from experiments.replay import save_records
-
-        save_records(records, save_replays, game, num_players, rule_options)
     return records
+
+
+def _pool_map(jobs: Iterable[Job], workers: int, method: str) -> Iterable[tuple[Job, list[dict]]]:
+    """`play_job` over `jobs` in worker processes, results in order, a bounded number in flight.
+
+    A pool that breaks (a worker that cannot start or dies) raises one clear
+    RuntimeError instead of hanging; Ctrl-C stops the workers at once.
+    """
+    import multiprocessing
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_worker_init)
+    pending: deque = deque()
+    it = iter(jobs)
+    ok = False
+    try:
+        for job in itertools.islice(it, 4 * workers):
+            pending.append((job, ex.submit(play_job, job)))
+        while pending:
+            job, fut = pending.popleft()
+            yield job, fut.result()
+            nxt = next(it, None)
+            if nxt is not None:
+                pending.append((nxt, ex.submit(play_job, nxt)))
+        ok = True
+    except BrokenProcessPool as e:
+        raise RuntimeError(
+            f"could not run games in {workers} worker processes: a worker died or could not start ({method} start method"
+            + (", which re-runs your script: put its code under if __name__ == '__main__':" if method == "spawn" else "")
+            + "); use workers=1"
+        ) from None
+    finally:
+        if not ok:
+            for p in list(getattr(ex, "_processes", {}).values()):
+                p.terminate()
+        ex.shutdown(wait=ok, cancel_futures=True)
 
 
 # -- statistics ----------------------------------------------------------------
@@ -472,8 +648,18 @@ def summarize(records: Sequence[dict], tables: Sequence[Sequence[AgentSpec]], ga
         "overall": agent_stats(records),
         "pairwise": pairwise(records, names),
         "openskill": openskill_ratings(records, names),
+        "forfeits": forfeits(records, names),
         "tables": per_table,
     }
+
+
+def forfeits(records: Sequence[dict], names: Sequence[str]) -> dict[str, int]:
+    """Games each agent lost by forfeit (with ``on_error="forfeit"``)."""
+    out = {n: 0 for n in names}
+    for r in records:
+        if r.get("forfeit"):
+            out[r["forfeit"]["agent"]] = out.get(r["forfeit"]["agent"], 0) + 1
+    return out
 
 
 def run_tournament(
@@ -488,18 +674,30 @@ def run_tournament(
     rule_options: dict | None = None,
     progress: bool | str = True,
     first_deal: int = 0,
-    save_replays: str | Path | None = None,
+    on_error: str = "raise",
+    move_timeout: float | None = None,
 ) -> dict:
-    """Play a tournament and return its summary (plus "records", one per game)."""
+    """Play a tournament and return its summary (plus "records", one per game).
+
+    ``agents`` are specs (see `agents.spec`): names such as "heuristic" or
+    "bots.py:Greedy", classes, factories, agent objects (copied per seat) or
+    `AgentSpec` for a name of your choosing. An agent that fails raises
+    `AgentError` naming it, its seat, deal and move, or with
+    ``on_error="forfeit"`` loses that game and play goes on.
+    """
+    for what, v, low in (("deals", deals, 1), ("workers", workers, 1), ("first_deal", first_deal, 0), ("seed", seed, 0)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+            raise ValueError(f"{what} must be an integer of at least {low}, got {v!r}")
     num_players = check_game(game, num_players)
     tables = make_tables(agents, num_players, mode)
     for spec in distinct(s for t in tables for s in t):
         spec.make(game, num_players, seed=0)  # fail early, in this process, on a missing agent
     t0 = time.perf_counter()
     records = play(game, tables, num_players, range(first_deal, first_deal + deals), seed, workers, duplicate, rule_options, progress,
-                   save_replays=save_replays)
+                   on_error=on_error, move_timeout=move_timeout)
     wall = time.perf_counter() - t0
-    result = summarize(records, tables, game, num_players, deals=deals, seed=seed, duplicate=duplicate, workers=workers, wall_s=wall)
+    result = summarize(records, tables, game, num_players, deals=deals, seed=seed, duplicate=duplicate, workers=workers,
+                       rule_options=dict(rule_options or {}), wall_s=wall)
     result["records"] = records
     return result
 
@@ -511,22 +709,44 @@ def _fmt(s: dict, digits: int = 2) -> str:
     return f"{s['mean']:.{digits}f} ± {s['half_width']:.{digits}f}"
 
 
-def markdown(results: Sequence[dict]) -> str:
-    """One table for all results: a row per game, player count and agent, plus pairwise score differences."""
+COLUMN_NOTES = """\
+What the columns mean:
+
+- **score / game**: the game's own final score (chips, points, tokens: `infos["final_scores"]`), an absolute amount.
+- **reward / game**: the sum of the env's rewards, each a score change minus the table's mean change, so rewards
+  sum to zero at every table: an agent can end with a positive score and a negative reward when the others did better.
+- **win rate**: share of games finished first (ties shared); **mean rank**: 1 = best.
+- **OpenSkill μ ± σ**: a Plackett–Luce rating fitted over every game (σ is one standard deviation, as in the plot).
+  It rewards finishing above *everyone* at the table, so with 3+ players it can order two agents differently from their
+  head-to-head: an agent that beats B when they meet may still rank below B if B finishes above the others more often.
+- **games**: games the agent played (every seat of every deal).
+- **score diff A − B**: mean over deals of A's score minus B's, on the same cards (paired).
+- **A ahead of B**: share of games where A finished above B (ties count 1/2).
+- **plain deals need ×k games**: to reach the CI of this duplicate-deal design, independent deals would need k times as many
+  games; k > 1 means duplicate deals help, k < 1 that they cost precision for this pair.
+- ± is a 95% confidence interval (normal, over per-deal means); every agent sits in every seat of every deal.
+"""
+
+
+def markdown(results: Sequence[dict], notes: bool = True) -> str:
+    """One table for all results: a row per game, player count and agent, plus pairwise score differences,
+    then what each column means."""
     lines = [
         "| game | players | agent | score / game | reward / game | win rate | mean rank | OpenSkill μ ± σ | games |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for res in results:
         skill = res.get("openskill") or {}
+        lost = res.get("forfeits") or {}
         for name in res["agents"]:
             s = res["overall"][name]
             sk = f"{skill[name]['mu']:.1f} ± {skill[name]['sigma']:.1f}" if name in skill else "–"
+            games = f"{s['games']}" + (f" ({lost[name]} forfeited)" if lost.get(name) else "")
             lines.append(
                 f"| {res['game']} | {res['num_players']} | {name} | {_fmt(s['score'])} | {_fmt(s['reward'])} | "
-                f"{_fmt(s['win'])} | {_fmt(s['rank'])} | {sk} | {s['games']} |"
+                f"{_fmt(s['win'])} | {_fmt(s['rank'])} | {sk} | {games} |"
             )
-    lines += ["", "| game | players | A vs B | score diff A − B | A ahead of B | variance reduction (duplicate vs plain) | deals × tables |", "|---|---|---|---|---|---|---|"]
+    lines += ["", "| game | players | A vs B | score diff A − B | A ahead of B | plain deals need ×k games | deals × tables |", "|---|---|---|---|---|---|---|"]
     for res in results:
         names = res["agents"]
         for a, b in itertools.combinations(names, 2):
@@ -534,13 +754,15 @@ def markdown(results: Sequence[dict]) -> str:
             if p is None:
                 continue
             d = p["score_diff"]
+            k = p["variance_reduction"]
             lines.append(
                 f"| {res['game']} | {res['num_players']} | {a} vs {b} | {_fmt(d)} | {p['ahead']:.1%} | "
-                f"×{p['variance_reduction']:.2f} | {d['n']} |"
+                f"{'–' if k is None or math.isnan(k) else f'×{k:.2f}'} | {d['n']} |"
             )
     lines.append("")
-    lines.append("± is a 95% CI (normal, on per-deal means); duplicate deals, every agent in every seat.")
-    return "\n".join(lines) + "\n"
+    if notes:
+        lines.append(COLUMN_NOTES)
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _csv_rows(res: dict) -> str:
@@ -570,8 +792,17 @@ def _games_csv(res: dict) -> str:
     return buf.getvalue()
 
 
+def _tick_label(name: str, width: int = 14) -> str:
+    """Long labels (``ppo:runs/x/final.pt``) broken over lines so that ticks never overlap."""
+    import textwrap
+
+    if len(name) <= width:
+        return name
+    return "\n".join(textwrap.wrap(name.replace("/", "/ "), width, break_long_words=True)).replace("/ ", "/")
+
+
 def plot(res: dict, out: Path) -> list[Path]:
-    """Ratings (OpenSkill μ ± 2σ, or mean score ± CI with two agents) and the pairwise heat map."""
+    """Ratings (OpenSkill μ ± σ, as in the table, or mean score ± 95% CI with two agents) and the pairwise heat map."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -579,21 +810,23 @@ def plot(res: dict, out: Path) -> list[Path]:
 
     stem = f"{res['game']}_{res['num_players']}p"
     names = res["agents"]
+    ticks = [_tick_label(n) for n in names]
+    lines = max(t.count("\n") + 1 for t in ticks)
     paths = []
-    fig, ax = plt.subplots(figsize=(max(3.5, 1.2 + 1.1 * len(names)), 3.2))
+    fig, ax = plt.subplots(figsize=(max(4.5, 1.5 + 1.3 * len(names)), 3.4 + 0.25 * lines), layout="constrained")
     if res.get("openskill"):
         mu = [res["openskill"][n]["mu"] for n in names]
-        err = [2 * res["openskill"][n]["sigma"] for n in names]
-        ax.set_ylabel("OpenSkill μ ± 2σ")
+        err = [res["openskill"][n]["sigma"] for n in names]
+        ax.set_ylabel("OpenSkill μ ± σ")
     else:
         mu = [res["overall"][n]["score"]["mean"] for n in names]
-        err = [res["overall"][n]["score"]["half_width"] for n in names]
-        ax.set_ylabel("score / game (95% CI)")
+        err = [0.0 if math.isnan(h := res["overall"][n]["score"]["half_width"]) else h for n in names]
+        ax.set_ylabel("score / game (± 95% CI)")
     ax.errorbar(range(len(names)), mu, yerr=err, fmt="o", capsize=4)
-    ax.set_xticks(range(len(names)), names)
+    ax.set_xticks(range(len(names)), ticks, fontsize=9)
     ax.set_xlim(-0.5, len(names) - 0.5)
-    ax.set_title(f"{res['game']}, {res['num_players']} players")
-    fig.tight_layout()
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(f"{res['game']}, {res['num_players']} players", fontsize=11)
     p = out / f"{stem}_ratings.png"
     fig.savefig(p, dpi=100)
     plt.close(fig)
@@ -604,21 +837,23 @@ def plot(res: dict, out: Path) -> list[Path]:
     for i, a in enumerate(names):
         for j, b in enumerate(names):
             pw = res["pairwise"].get(f"{a} vs {b}")
-            if pw is not None and not math.isnan(pw["ahead"]):
+            if pw is not None and pw["ahead"] is not None and not math.isnan(pw["ahead"]):
                 m[i, j] = pw["ahead"]
-    fig, ax = plt.subplots(figsize=(max(4.5, 1.8 + 0.9 * k), max(3.5, 1.4 + 0.8 * k)))
-    im = ax.imshow(m, vmin=0, vmax=1, cmap="RdBu")
+    fig, ax = plt.subplots(figsize=(max(5.0, 2.6 + 1.0 * k), max(4.0, 2.0 + 0.8 * k + 0.2 * lines)), layout="constrained")
+    cmap = plt.get_cmap("RdBu")
+    im = ax.imshow(m, vmin=0, vmax=1, cmap=cmap)
     for i in range(k):
         for j in range(k):
             if not np.isnan(m[i, j]):
-                ax.text(j, i, f"{m[i, j]:.0%}", ha="center", va="center", color="black")
-    ax.set_xticks(range(k), names)
-    ax.set_yticks(range(k), names)
+                r, g, b, _ = cmap(m[i, j])
+                dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5  # perceived brightness of the cell
+                ax.text(j, i, f"{m[i, j]:.0%}", ha="center", va="center", color="white" if dark else "black")
+    ax.set_xticks(range(k), ticks, fontsize=9)
+    ax.set_yticks(range(k), ticks, fontsize=9)
     ax.set_xlabel("opponent")
     ax.set_ylabel("agent")
-    ax.set_title(f"{res['game']} {res['num_players']}p: row ahead of column", fontsize=10)
-    fig.colorbar(im, ax=ax)
-    fig.tight_layout()
+    ax.set_title(f"{res['game']}, {res['num_players']} players:\nshare of games the row finished ahead of the column", fontsize=10)
+    fig.colorbar(im, ax=ax, shrink=0.8, label="row ahead of column")
     p = out / f"{stem}_winrate.png"
     fig.savefig(p, dpi=100)
     plt.close(fig)
@@ -636,12 +871,16 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
-def write_reports(results: Sequence[dict], out: Path, plots: bool = True) -> list[Path]:
-    """results.json, per game <game>_<n>p.csv (summary) and _games.csv (every game), results.md, PNGs."""
+def write_reports(results: Sequence[dict], out: Path, plots: bool = True, metadata: dict | None = None,
+                  header: str = "", notes: Sequence[str] = ()) -> list[Path]:
+    """results.json, per game <game>_<n>p.csv (summary) and _games.csv (every game), results.md, PNGs.
+
+    ``metadata`` (`experiments.cli.run_metadata`: command, seed, versions, commit)
+    is stored with every result in results.json under "run"."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    summary = [{k: v for k, v in r.items() if k != "records"} for r in results]
+    summary = [{**{k: v for k, v in r.items() if k != "records"}, **({"run": metadata} if metadata else {})} for r in results]
     p = out / "results.json"
     p.write_text(json.dumps(_jsonable(summary), indent=1) + "\n")
     written.append(p)
@@ -657,73 +896,119 @@ def write_reports(results: Sequence[dict], out: Path, plots: bool = True) -> lis
         if plots:
             written += plot(res, out)
     p = out / "results.md"
-    p.write_text(markdown(results))
+    p.write_text(header + markdown(results) + "".join(f"\nNote: {x}" for x in notes) + ("\n" if notes else ""))
     written.append(p)
     return written
 
 
 # -- command line --------------------------------------------------------------
 def parse_agents(text: str, parser: argparse.ArgumentParser) -> list[AgentSpec]:
+    """--agents: comma-separated specs; each must build (so a typo fails before any game)."""
     from agents import AGENT_KINDS
 
-    names = [a.strip() for a in text.split(",") if a.strip()]
-    if not names:
-        parser.error(f"--agents is empty; valid agents: {', '.join(AGENT_KINDS)}")
-    specs = []
-    for a in names:
-        # ppo:PATH plays a checkpoint that is not (yet) the shipped one, e.g. a run's final.pt
-        if a.startswith("ppo:"):
-            path = a[len("ppo:"):]
-            if not os.path.isfile(path):
-                parser.error(f"--agents {a!r}: no checkpoint file at {path!r}")
-            specs.append(AgentSpec(name=a, kind="ppo", kwargs=(("checkpoint", path),)))
-            continue
-        if a not in AGENT_KINDS:
-            parser.error(f"unknown agent {a!r}; valid agents: {', '.join(AGENT_KINDS)}, or ppo:PATH")
-        specs.append(AgentSpec.of(a))
+    items = [a.strip() for a in text.split(",") if a.strip()]
+    if not items:
+        parser.error(f"--agents is empty; valid agents: {', '.join(AGENT_KINDS)}, ppo:PATH, FILE.py:Name, package.module:Name, label=SPEC")
+    specs = [AgentSpec.of(a) for a in items]
+    try:
+        distinct(specs)
+    except ValueError as e:
+        parser.error(str(e))
     return specs
+
+
+def check_agents(specs: Sequence[AgentSpec], game: str, num_players: int, parser: argparse.ArgumentParser) -> None:
+    from agents import AGENT_KINDS
+
+    for s in distinct(specs):
+        try:
+            s.make(game, num_players, seed=0)
+        except Exception as e:
+            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            if isinstance(s.kind, str) and "unknown agent kind" in msg:
+                parser.error(f"unknown agent {s.kind!r}; valid agents: {', '.join(AGENT_KINDS)}, ppo:PATH, FILE.py:Name, package.module:Name")
+            parser.error(f"--agents {s.kind!r}: {msg}")
+
+
+def add_run_flags(p: argparse.ArgumentParser, workers_default: int) -> None:
+    """The flags `tournament` and `compare` share."""
+    from experiments import cli
+
+    p.add_argument("--seed", type=cli.seed, default=0, help="base seed of every deal and agent")
+    p.add_argument("--workers", type=cli.count, default=workers_default, help="parallel processes (results do not depend on it)")
+    p.add_argument("--db", default=None, help="append every game to this SQLite file (see experiments.record)")
+    p.add_argument("--on-error", choices=ON_ERROR, default="raise",
+                   help="an agent that fails: stop with an error naming it, or forfeit that game and go on")
+    p.add_argument("--move-timeout", type=cli.positive_seconds, default=None, help="seconds an agent may take per move (default: no limit)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+
+def finish_run(results: list[dict], args: argparse.Namespace, out, metadata: dict, prefix: str, link_latest: bool,
+               header: str = "", notes: Sequence[str] = ()):
+    """Write the reports into a fresh folder, record the run in --db, then move the folder into place."""
+    from experiments import cli, record
+
+    with cli.ReportFolder(out, prefix=prefix, link_latest=link_latest) as folder:
+        write_reports(results, folder.path, plots=not args.no_plots, metadata=metadata, header=header, notes=notes)
+        if args.db:
+            record.write_run(args.db, results, metadata)
+        return folder.commit()
+
+
+def run_cli(main_body) -> int:
+    """Run a command: an agent failure or a failure to start workers is one line and exit 1, Ctrl-C exit 130."""
+    try:
+        return main_body()
+    except (AgentError, RuntimeError) as e:
+        sys.stderr.write(f"error: {e}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted; nothing was written\n")
+        return 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     import envs
+    from experiments import cli, record
 
     p = ArgumentParser(prog="python -m experiments.tournament", description="Duplicate-deal tournament between agents.")
     p.add_argument("--game", default="neu", help=f"one of: {', '.join(envs.GAMES)}")
-    p.add_argument("--players", type=int, default=None, help="player count (default: the game's default)")
-    p.add_argument("--agents", default="heuristic,random", help="comma-separated agent kinds (see --mode); ppo:PATH plays a checkpoint file")
-    p.add_argument("--mode", default=None, help=f"how agents become tables: {', '.join(MODES)} (see module docstring)")
-    p.add_argument("--games", type=int, default=500, help="deals per table; each is played once per seat rotation")
-    p.add_argument("--workers", type=int, default=1, help="parallel processes (results do not depend on it)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--players", type=cli.count, default=None, help="player count (default: the game's default)")
+    p.add_argument("--agents", default="heuristic,random",
+                   help="comma-separated agents (see --mode): random, heuristic, ppo, ppo:PATH, FILE.py:Name, package.module:Name, label=SPEC")
+    p.add_argument("--mode", default=None, choices=MODES, help="how agents become tables (default: fill, or round-robin for more agents than seats)")
+    p.add_argument("--deals", type=cli.count, default=500, help="deals per table; each is played once per seat rotation")
+    add_run_flags(p, workers_default=1)
     p.add_argument("--plain", action="store_true", help="an independent deal per game instead of duplicate deals")
-    p.add_argument("--out", default=None, help="folder for JSON/CSV/Markdown/PNG (default: results/tournament-<time>)")
-    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--out", default=None, help="new folder for JSON/CSV/Markdown/PNG (default: results/tournament-<time>)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--save-replays", default=None, metavar="DIR", help="also write every game as DIR/*.replay.jsonl (see experiments.replay)")
     args = p.parse_args(argv)
 
     available = envs.available_games()
     if args.game not in available:
-        p.error(f"unknown game {args.game!r}; valid games: {', '.join(available)}")
-    if args.mode is not None and args.mode not in MODES:
-        p.error(f"unknown mode {args.mode!r}; valid modes: {', '.join(MODES)}")
-    if args.games < 1 or args.workers < 1:
-        p.error("--games and --workers must be at least 1")
+        hint = " (the number of deals is --deals)" if args.game.isdigit() else ""
+        p.error(f"unknown game {args.game!r}; valid games: {', '.join(available)}{hint}")
     specs = parse_agents(args.agents, p)
     try:
         n = check_game(args.game, args.players)
         make_tables(specs, n, args.mode)
-        for s in distinct(specs):
-            s.make(args.game, n, seed=0)
-    except (ValueError, ImportError, FileNotFoundError) as e:
+    except ValueError as e:
         p.error(str(e))
-    res = run_tournament(args.game, specs, n, args.games, args.seed, args.workers, args.mode, not args.plain, progress=not args.quiet,
-                         save_replays=args.save_replays)
-    out = Path(args.out) if args.out else Path("results") / time.strftime("tournament-%Y%m%d-%H%M%S")
-    write_reports([res], out, plots=not args.no_plots)
-    print(markdown([res]), end="")
-    print(f"{res['games_played']} games in {res['wall_s']:.1f} s; wrote {out}/")
-    return 0
+    check_agents(specs, args.game, n, p)
+    out = cli.check_out(args.out, p)
+    if args.db and (why := record.check_db(args.db)):
+        p.error(why)
+    metadata = cli.run_metadata(cli.command_line("python -m experiments.tournament", argv), args.seed, deals=args.deals)
+
+    def body() -> int:
+        res = run_tournament(args.game, specs, n, args.deals, args.seed, args.workers, args.mode, not args.plain,
+                             progress=not args.quiet, on_error=args.on_error, move_timeout=args.move_timeout)
+        final = finish_run([res], args, out, metadata, prefix="tournament-", link_latest=False)
+        print(markdown([res], notes=False), end="")
+        print(f"{res['games_played']} games in {res['wall_s']:.1f} s; wrote {final}/" + (f" and {args.db}" if args.db else ""))
+        return 0
+
+    return run_cli(body)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,177 @@
+"""A SQLite record of every game played by `compare` and `tournament` (``--db FILE``).
+
+Two tables (standard library ``sqlite3``, one file, append-only):
+
+* ``runs`` — one row per run: ``run_id``, the command line, seed, deals per
+  table (JSON: a number, or per game), versions (cardzoo, numpy, torch, pettingzoo, Python), git commit,
+  start time, and ``games``, the number of games the run recorded;
+* ``games`` — one row per game and seat: ``run_id``, ``game``, ``num_players``,
+  ``rule_options`` (JSON), ``table_index``, ``deal``, ``deal_seed``,
+  ``rotation``, ``seat``, ``agent`` (its label), ``score``, ``reward``,
+  ``rank`` and ``forfeit`` (1 for the seat whose agent failed and forfeited).
+
+A run is written in one transaction, so a run that is killed leaves the file
+as it was: its rows are all in or all out. `experiments.leaderboard` reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Iterable, Sequence
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    started_utc TEXT,
+    command TEXT,
+    seed INTEGER,
+    deals TEXT,
+    games INTEGER NOT NULL,
+    cardzoo_version TEXT,
+    git_commit TEXT,
+    python TEXT,
+    numpy TEXT,
+    torch TEXT,
+    pettingzoo TEXT,
+    metadata TEXT
+);
+CREATE TABLE IF NOT EXISTS games (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    game TEXT NOT NULL,
+    num_players INTEGER NOT NULL,
+    rule_options TEXT NOT NULL,
+    table_index INTEGER NOT NULL,
+    deal INTEGER NOT NULL,
+    deal_seed INTEGER NOT NULL,
+    rotation INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    agent TEXT NOT NULL,
+    score REAL NOT NULL,
+    reward REAL NOT NULL,
+    rank INTEGER NOT NULL,
+    forfeit INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS games_by_game ON games (game, num_players);
+"""
+
+CHUNK = 5000  # rows per executemany; all chunks of a run share one transaction
+
+
+def connect(path: str | Path) -> sqlite3.Connection:
+    con = sqlite3.connect(str(path), timeout=60, isolation_level=None)  # transactions are explicit
+    con.executescript(SCHEMA)
+    return con
+
+
+def check_db(path: str) -> str | None:
+    """Why `path` cannot hold the record (checked before any game), or None."""
+    p = Path(path)
+    if p.exists() and p.is_dir():
+        return f"--db {path!r} is a folder, not a database file"
+    if not p.parent.is_dir():
+        return f"--db {path!r}: folder {p.parent} does not exist"
+    try:
+        con = connect(p)
+        con.close()
+    except sqlite3.DatabaseError as e:
+        return f"--db {path!r} is not a usable SQLite database ({e})"
+    return None
+
+
+def _rows(run_id: str, results: Sequence[dict]) -> Iterable[tuple]:
+    for res in results:
+        opts = json.dumps(res.get("rule_options") or {}, sort_keys=True)
+        for r in res["records"]:
+            forfeit_seat = r["forfeit"]["seat"] if r.get("forfeit") else -1
+            for s, agent in enumerate(r["agents"]):
+                yield (
+                    run_id, res["game"], res["num_players"], opts, r["table"], r["deal"], r["deal_seed"], r["rotation"],
+                    s, agent, float(r["scores"][s]), float(r["rewards"][s]), int(r["ranks"][s]), int(s == forfeit_seat),
+                )
+
+
+def _insert_chunk(con: sqlite3.Connection, rows: list[tuple]) -> None:
+    con.executemany("INSERT INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+
+
+def write_run(path: str | Path, results: Sequence[dict], metadata: dict) -> str:
+    """Append one run (every game of every result) in one transaction; its run id."""
+    run_id = f"{metadata.get('started_utc', '')}-{uuid.uuid4().hex[:8]}"
+    games = sum(len(res["records"]) for res in results)
+    con = connect(path)
+    try:
+        con.execute("BEGIN IMMEDIATE")
+        con.execute(
+            "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                run_id, metadata.get("started_utc"), metadata.get("command"), metadata.get("seed"), json.dumps(metadata.get("deals")), games,
+                metadata.get("cardzoo_version"), metadata.get("git_commit"), metadata.get("python"), metadata.get("numpy"),
+                metadata.get("torch"), metadata.get("pettingzoo"), json.dumps(metadata, sort_keys=True, default=str),
+            ),
+        )
+        chunk: list[tuple] = []
+        for row in _rows(run_id, results):
+            chunk.append(row)
+            if len(chunk) >= CHUNK:
+                _insert_chunk(con, chunk)
+                chunk = []
+        if chunk:
+            _insert_chunk(con, chunk)
+        con.execute("COMMIT")
+    except BaseException:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        raise
+    finally:
+        con.close()
+    return run_id
+
+
+def read_games(path: str | Path, game: str | None = None, num_players: int | None = None) -> list[dict]:
+    """Every recorded game (optionally of one game / player count) as tournament records,
+    in run order then (table, deal, rotation); ``table`` is ``(run_id, table_index)``."""
+    con = connect(path)
+    try:
+        where, args = [], []
+        if game is not None:
+            where.append("g.game = ?")
+            args.append(game)
+        if num_players is not None:
+            where.append("g.num_players = ?")
+            args.append(num_players)
+        sql = (
+            "SELECT g.run_id, g.game, g.num_players, g.rule_options, g.table_index, g.deal, g.deal_seed, g.rotation, g.seat,"
+            " g.agent, g.score, g.reward, g.rank, g.forfeit FROM games g JOIN runs r ON r.run_id = g.run_id"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY r.started_utc, g.run_id, g.game, g.num_players, g.rule_options, g.table_index, g.deal, g.rotation, g.seat"
+        )
+        games: dict[tuple, dict] = {}
+        for run_id, g, n, opts, t, deal, ds, rot, seat, agent, score, reward, rank, forfeit in con.execute(sql, args):
+            key = (run_id, g, n, opts, t, deal, rot)
+            rec = games.get(key)
+            if rec is None:
+                rec = games[key] = {
+                    "run_id": run_id, "game": g, "num_players": n, "rule_options": opts, "table": (run_id, opts, t),
+                    "deal": deal, "deal_seed": ds, "rotation": rot, "agents": [], "scores": [], "rewards": [], "ranks": [],
+                    "forfeit": None,
+                }
+            rec["agents"].append(agent)
+            rec["scores"].append(score)
+            rec["rewards"].append(reward)
+            rec["ranks"].append(rank)
+            if forfeit:
+                rec["forfeit"] = {"seat": seat, "agent": agent}
+        return list(games.values())
+    finally:
+        con.close()
+
+
+def run_count(path: str | Path) -> int:
+    con = connect(path)
+    try:
+        return con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    finally:
+        con.close()
