@@ -50,6 +50,11 @@ def count(text: str) -> int:
     return n
 
 
+def count_or_zero(text: str) -> int:
+    """A count where 0 means never or none."""
+    return 0 if text.strip() == "0" else count(text)
+
+
 def seed(text: str) -> int:
     """A seed: a whole number from 0 to 2**63 - 1."""
     n = _integer(text, "must be a whole number from 0 to 2**63 - 1")

@@ -7,7 +7,11 @@
 A human sees only their own seat's view (``Engine.view``): their hand and the
 public table, never another hand. Type a move by its number in the list or by
 its name ("play 50", "shot player_2"); anything else gets a message and the
-question again. Ctrl-D or "quit" leaves.
+question again. Ctrl-D, Ctrl-C or "quit" leaves with one line.
+
+Who is asked to decide can itself be a secret: in Not Your Ma's Jong only the
+players asked about a discard may steal it, so steal decisions are never
+printed by seat, and ``--delay`` does not pause on them.
 """
 
 from __future__ import annotations
@@ -19,8 +23,14 @@ from typing import Callable
 import numpy as np
 
 import envs
+from experiments import cli
 from experiments.cli import ArgumentParser
 from agents import AGENT_KINDS, make_agent
+
+# Public move names whose seat would reveal a hidden hand (only a player who holds a
+# legal steal is asked about it): printed once per discard, never with the seat.
+SECRET_DECISIONS = {"decides on the steal"}
+STEAL_NOTE = "  the others may steal it; their decisions are secret"
 
 
 def parse_humans(text: str, num_players: int) -> set[int]:
@@ -47,12 +57,15 @@ def ask(env, agent: str, legal: list[int], read: Callable[[str], str], write: Ca
             return None
         if answer.lower() in ("quit", "exit", "q"):
             return None
-        if answer.isdigit() and int(answer) < len(legal):
+        # isdecimal() is also true for digits of other scripts that int() rejects with
+        # a limit on length; a move number is short and ASCII.
+        if answer.isascii() and answer.isdigit() and len(answer) <= 6 and int(answer) < len(legal):
             return legal[int(answer)]
         lowered = [n.lower() for n in names]
         if answer.lower() in lowered:
             return legal[lowered.index(answer.lower())]
-        write(f"{answer!r} is not one of your moves; type a number 0-{len(legal) - 1} or a name such as {names[0]!r}.")
+        shown = answer if len(answer) <= 40 else answer[:40] + "..."
+        write(f"{shown!r} is not one of your moves; type a number 0-{len(legal) - 1} or a name such as {names[0]!r}.")
 
 
 def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay: float = 0.0,
@@ -87,14 +100,18 @@ def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay:
         seat = u._seat[agent]
         # Humans at the table see other seats' moves as the table sees them.
         shown = u.action_name(action) if seat in humans or not humans else u.game.public_action_name(action, seat)
-        write(f"{agent}: {shown}")
+        secret = bool(humans) and seat not in humans and shown in SECRET_DECISIONS
+        if not secret:
+            write(f"{agent}: {shown}")
+        if humans and u.game.game_name == "not_your_mas_jong" and shown.startswith("discard"):
+            write(STEAL_NOTE)
         env.step(action)
         for a, inf in env.infos.items():
             if "score_changes" in inf:
                 changes = {k: v for k, v in inf["score_changes"].items() if v}
                 write(f"  scores change: {changes or 'none'}; now {inf['scores']}")
                 break
-        if delay:
+        if delay and not secret:
             time.sleep(delay)
     if final:
         ranking = sorted(final["final_ranks"], key=final["final_ranks"].get)
@@ -105,11 +122,11 @@ def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay:
 def main(argv: list[str] | None = None) -> int:
     parser = ArgumentParser(prog="python -m experiments.play", description="Play cardzoo games in the terminal.")
     parser.add_argument("--game", required=True, help=f"one of: {', '.join(envs.available_games())}")
-    parser.add_argument("--players", type=int, default=None, help="number of players (default: the game's default)")
+    parser.add_argument("--players", type=cli.count, default=None, help="number of players (default: the game's default)")
     parser.add_argument("--human", default="0", help="seat(s) played by a human, e.g. 0 or 0,2, or 'none' to watch")
-    parser.add_argument("--bots", default="heuristic", help=f"agent kind for the other seats: {', '.join(AGENT_KINDS)}")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--delay", type=float, default=0.0, help="seconds to pause after each move")
+    parser.add_argument("--bots", default="heuristic", help=f"agent for the other seats: {', '.join(AGENT_KINDS)}, ppo:PATH, FILE.py:Name, ...")
+    parser.add_argument("--seed", type=cli.seed, default=0, help="seed of the deal and the bots")
+    parser.add_argument("--delay", type=cli.seconds, default=0.0, help="seconds to pause after each move")
     args = parser.parse_args(argv)
     if args.game not in envs.available_games():
         parser.error(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
@@ -123,12 +140,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(e))
     try:
         make_agent(args.bots, args.game, players)
-    except (ValueError, FileNotFoundError, ImportError) as e:
+    except Exception as e:
         if args.bots not in AGENT_KINDS:
-            parser.error(str(e))
+            parser.error(str(e).splitlines()[0] if str(e) else type(e).__name__)
         print(f"note: {e}; the bots play at random instead")
         args.bots = "random"
-    play(args.game, players, humans, args.bots, args.seed, args.delay)
+    try:
+        play(args.game, players, humans, args.bots, args.seed, args.delay)
+    except KeyboardInterrupt:
+        print("\nLeft the game.")
+        return 130
     return 0
 
 

@@ -1,12 +1,13 @@
 """Soak test: play many games in every env and check the invariants at every step.
 
-    python -m experiments.soak --games 100000
-    python -m experiments.soak --game neu --players 4 --agents random --seed 17 --games 1   # replay one
+    python -m experiments.soak --deals 100000
+    python -m experiments.soak --game neu --players 4 --agents random --seed 17 --deals 1   # replay one
 
 Games cycle over every available env (`envs.available_games()`), every player
 count and every agent kind (uniform random; the game's heuristic where
 `agents.make_agent("heuristic", ...)` works; and a mix: heuristic on even
-seats, random on odd). Game ``i`` of a run uses seed ``--seed + i`` for the
+seats, random on odd); ``--game NAME`` or ``--games A,B`` and ``--players``
+narrow that. Game ``i`` of a run uses seed ``--seed + i`` for the
 deal, the agents and the checks, so a failure is replayed exactly by the
 command printed next to it. The exit status is 1 if any game failed.
 
@@ -53,6 +54,7 @@ from typing import Any
 import numpy as np
 
 import envs
+from experiments import cli
 from experiments.cli import ArgumentParser
 
 # -- the per-game facts the checks need --------------------------------------
@@ -628,35 +630,34 @@ def heuristic_available(game: str, n: int) -> bool:
 
 
 def replay_command(game: str, n: int, kind: str, seed: int) -> str:
-    return f"python -m experiments.soak --game {game} --players {n} --agents {kind} --seed {seed} --games 1"
+    return f"python -m experiments.soak --game {game} --players {n} --agents {kind} --seed {seed} --deals 1"
 
 
 def _parse_args(argv):
     p = ArgumentParser(prog="python -m experiments.soak", description=__doc__.split("\n\n")[0])
-    p.add_argument("--games", type=int, default=1000, help="games to play (default 1000)")
+    p.add_argument("--deals", type=cli.count, default=1000, help="games to play, each on a new deal")
     p.add_argument("--game", action="append", help="only this game (repeatable; default: every available game)")
-    p.add_argument("--players", type=int, action="append", help="only this player count (repeatable)")
+    p.add_argument("--games", default=None, help="only these games, comma-separated (default: every available game)")
+    p.add_argument("--players", type=cli.count, action="append", help="only this player count (repeatable)")
     p.add_argument("--agents", default="random,heuristic,mixed", help="comma-separated: random, heuristic, mixed")
-    p.add_argument("--seed", type=int, default=0, help="game i uses seed SEED + i (default 0)")
-    p.add_argument("--deep-every", type=int, default=10, help="check every masked-in action every K steps (default 10; 0 = never)")
-    p.add_argument("--leak-every", type=int, default=10, help="check information leaks every K steps (default 10; 0 = never)")
-    p.add_argument("--max-failures", type=int, default=20, help="stop after this many failed games (default 20)")
-    p.add_argument("--time-limit", type=float, default=0, help="stop after this many seconds (default: none)")
+    p.add_argument("--seed", type=cli.seed, default=0, help="game i uses seed SEED + i")
+    p.add_argument("--deep-every", type=cli.count_or_zero, default=10, help="check every masked-in action every K steps (0 = never)")
+    p.add_argument("--leak-every", type=cli.count_or_zero, default=10, help="check information leaks every K steps (0 = never)")
+    p.add_argument("--max-failures", type=cli.count, default=20, help="stop after this many failed games")
+    p.add_argument("--time-limit", type=cli.seconds, default=0, help="stop after this many seconds (0 = no limit)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
     available = envs.available_games()
     if not available:
         p.error("no game is implemented yet")
-    games = args.game or available
+    games = list(args.game or [])
+    if args.games is not None:
+        games += cli.parse_games(args.games, p)
+    args.game = games or None
+    games = games or available
     for g in games:
         if g not in available:
             p.error(f"unknown or unavailable game {g!r}; available: {', '.join(available)}")
-    if args.games < 1:
-        p.error(f"--games must be at least 1, got {args.games}")
-    if args.seed < 0:
-        p.error(f"--seed must be non-negative, got {args.seed}")
-    if args.deep_every < 0 or args.leak_every < 0 or args.max_failures < 1 or args.time_limit < 0:
-        p.error("--deep-every, --leak-every and --time-limit must be >= 0, --max-failures >= 1")
     kinds = [k.strip() for k in args.agents.split(",") if k.strip()]
     for k in kinds:
         if k not in ("random", "heuristic", "mixed"):
@@ -687,9 +688,9 @@ def main(argv=None) -> int:
     per_game: Counter = Counter()
     steps = 0
     start = time.perf_counter()
-    bar = tqdm(total=args.games, unit="game", disable=args.no_progress, dynamic_ncols=True)
+    bar = tqdm(total=args.deals, unit="game", disable=args.no_progress, dynamic_ncols=True)
     played = 0
-    for i in range(args.games):
+    for i in range(args.deals):
         if args.time_limit and time.perf_counter() - start > args.time_limit:
             break
         game, n, kind = combos[i % len(combos)]
@@ -704,7 +705,7 @@ def main(argv=None) -> int:
                 detail = str(e).split(": ", 1)[1].rsplit(" (replay: ", 1)[0]
             else:
                 detail = f"{type(e).__name__}: {e}"
-            if args.games == 1:
+            if args.deals == 1:
                 detail += "\n" + traceback.format_exc()
             failures.append((game, n, kind, seed, detail))
             bar.write(f"FAIL {game} {n}p {kind} seed {seed}: {detail.splitlines()[0]}")

@@ -25,6 +25,7 @@ import warnings
 from typing import Callable
 
 import envs
+from experiments import cli
 from experiments.cli import ArgumentParser
 
 
@@ -63,9 +64,9 @@ def leduc_maker() -> Callable | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = ArgumentParser(prog="python -m experiments.speed", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", default=",".join(envs.available_games()), help="comma-separated games (default: all available)")
-    parser.add_argument("--seconds", type=float, default=1.0, help="length of one timed repeat")
-    parser.add_argument("--repeats", type=int, default=5, help="timed repeats per env (the median is reported)")
+    parser.add_argument("--games", "--game", default=",".join(envs.available_games()), help="comma-separated games")
+    parser.add_argument("--seconds", type=cli.positive_seconds, default=1.0, help="length of one timed repeat")
+    parser.add_argument("--repeats", type=cli.count, default=5, help="timed repeats per env (the median is reported)")
     args = parser.parse_args(argv)
     games = [g.strip() for g in args.games.split(",") if g.strip()]
     valid = envs.available_games()

@@ -612,9 +612,10 @@ def pairwise(records: Sequence[dict], names: Sequence[str]) -> dict:
     return out
 
 
-def openskill_ratings(records: Sequence[dict], names: Sequence[str]) -> dict | None:
-    """Plackett–Luce ratings over all games in record order; None with two agents or fewer."""
-    if len(names) <= 2:
+def openskill_ratings(records: Sequence[dict], names: Sequence[str], min_agents: int = 3) -> dict | None:
+    """Plackett–Luce ratings over all games in record order; None with fewer than `min_agents` agents
+    (two agents are compared by their score table instead)."""
+    if len(names) < min_agents:
         return None
     from openskill.models import PlackettLuce
 

@@ -506,14 +506,14 @@ BAD_COMMANDS = [
     ("experiments.play", ["--game", "neu", "--human", "banana"]),
     ("experiments.tournament", ["--game", "nope"]),
     ("experiments.tournament", ["--game", "neu", "--agents", "nope"]),
-    ("experiments.tournament", ["--game", "neu", "--games", "-3"]),
+    ("experiments.tournament", ["--game", "neu", "--deals", "-3"]),
     ("experiments.compare", ["--agents", "nope"]),
     ("experiments.compare", ["--games", "nope"]),
     ("train.ppo", ["--game", "nope"]),
     ("train.ppo", ["--game", "neu", "--steps", "abc"]),
     ("experiments.soak", ["--game", "nope"]),
     ("experiments.soak", ["--game", "neu", "--players", "99"]),
-    ("experiments.soak", ["--games", "0"]),
+    ("experiments.soak", ["--deals", "0"]),
 ]
 CLI_MARKS: dict = {}  # (module, args) -> pytest.mark.xfail(strict=True, reason=...) for open bug reports
 
