@@ -140,6 +140,8 @@ def make_from_spec(spec: Any, game: str, num_players: int, seed: int | None = No
                 f"unknown agent kind {text!r}; valid kinds: {', '.join(BUILTIN_KINDS)}, ppo:PATH, FILE.py:Name, package.module:Name"
             )
         target = resolve(text)
+        if not callable(target):
+            raise ValueError(f"agent {spec!r}: {text.rpartition(':')[2]!r} is a {type(target).__name__}, not a class or factory")
         return check_agent(_call_with_accepted(target, game, num_players, seed, kwargs), spec_label(spec))
     if isinstance(spec, type) or (callable(spec) and not hasattr(spec, "act")):
         return check_agent(_call_with_accepted(spec, game, num_players, seed, kwargs), spec_label(spec))

@@ -54,6 +54,7 @@ def ask(env, agent: str, legal: list[int], read: Callable[[str], str], write: Ca
         try:
             answer = read(f"{agent}> ").strip()
         except EOFError:
+            write("")  # end the prompt's line
             return None
         if answer.lower() in ("quit", "exit", "q"):
             return None
@@ -100,7 +101,8 @@ def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay:
         seat = u._seat[agent]
         # Humans at the table see other seats' moves as the table sees them.
         shown = u.action_name(action) if seat in humans or not humans else u.game.public_action_name(action, seat)
-        secret = bool(humans) and seat not in humans and shown in SECRET_DECISIONS
+        # Also a human's own decision: with several humans at one terminal, the others read it too.
+        secret = bool(humans) and u.game.public_action_name(action, seat) in SECRET_DECISIONS
         if not secret:
             write(f"{agent}: {shown}")
         if humans and u.game.game_name == "not_your_mas_jong" and shown.startswith("discard"):

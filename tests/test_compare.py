@@ -23,7 +23,7 @@ def run(*args, cwd=None):
         (["--agents", "random,alphago"], "unknown agent 'alphago'; valid agents: random, heuristic, ppo"),
         (["--games", "neu", "--players", "1"], "neu: players must be from 2 to 7, got 1"),
         (["--players", "four"], "--players must be comma-separated integers"),
-        (["--deals", "0"], "--deals must be a positive integer or 'auto'"),
+        (["--deals", "0"], "argument --deals: must be a whole number from 1"),
     ],
 )
 def test_bad_input_is_one_clear_line(args, expected, capsys):

@@ -76,3 +76,56 @@ def test_secret_moves_of_bots_stay_secret_from_the_human():
     play("deadfall", 4, {1}, "heuristic", seed=3, read=scripted(["0"] * 3), write=out.append)
     assert out[1] == "player_0: places a door card face down"
     assert "door card face down: ?" in out[2]
+
+
+def test_any_input_that_is_not_a_move_asks_again():
+    out = []
+    # "²" passes str.isdigit() but not int(); 5,000 digits are past int()'s limit.
+    play("neu", 4, {0}, "random", seed=1, read=scripted(["²", "9" * 5000, "-1", "", "0"]), write=out.append)
+    text = "\n".join(out)
+    assert text.count("is not one of your moves") == 4
+    assert "player_0: play 2" in text
+    assert max(len(line) for line in out) < 400  # the 5,000 digits are not echoed back
+
+
+def run_play(args, stdin="", timeout=60, **kw):
+    return subprocess.run([sys.executable, "-m", "experiments.play", *args], input=stdin, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def test_eof_and_ctrl_c_leave_with_one_line():
+    r = run_play(["--game", "neu", "--human", "0"], stdin="")
+    assert r.returncode == 0 and r.stdout.strip().splitlines()[-1] == "Left the game." and r.stderr == ""
+    import signal
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "experiments.play", "--game", "neu", "--human", "0"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(3)  # waiting at the prompt
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+    assert p.returncode == 130 and "Traceback" not in err
+    assert out.strip().splitlines()[-1] == "Left the game."
+
+
+@pytest.mark.parametrize("args", [["--delay", "-1"], ["--delay", "nan"], ["--seed", "-1"], ["--players", "²"]])
+def test_delay_seed_and_players_are_checked(args):
+    r = run_play(["--game", "neu", "--human", "none", *args])
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_steal_decisions_are_never_named_by_seat():
+    import re
+
+    out = []
+    play("not_your_mas_jong", 4, {0}, "heuristic", seed=4, read=scripted(["0"] * 400), write=out.append)
+    text = "\n".join(out)
+    assert "Game over" in text or "Left the game" in text
+    assert not re.search(r"player_\d: (decides on the steal|pass|steal)", text)
+    # The note follows every discard, whoever could steal it, so its count says nothing about hands.
+    discards = [line for line in out if re.match(r"player_\d: discard ", line)]
+    assert len(discards) > 5
+    notes = [i for i, line in enumerate(out) if line == "  the others may steal it; their decisions are secret"]
+    assert len(notes) == len(discards)

@@ -17,7 +17,15 @@ def test_prints_a_row_per_env_and_api_with_a_peer_ratio(capsys):
         assert names[0][0] == "leduc_holdem_v4 (peer)" and all(r.rstrip(" |").endswith("x") for r in rows)
 
 
-@pytest.mark.parametrize("argv, message", [(["--games", "chess"], "unknown game(s) chess"), (["--repeats", "0"], "--repeats >= 1")])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--games", "chess"], "unknown game(s) chess"),
+        (["--repeats", "0"], "argument --repeats: must be a whole number from 1"),
+        (["--seconds", "nan"], "argument --seconds: must be a finite number of seconds"),  # nan never ended the timing loop
+        (["--seconds", "0"], "argument --seconds: must be more than 0"),
+    ],
+)
 def test_bad_arguments(argv, message, capsys):
     with pytest.raises(SystemExit):
         speed.main(argv)

@@ -196,7 +196,7 @@ def test_cli_bad_input_from_the_shell_has_no_traceback():
 
 
 def test_cli_writes_reports(tmp_path, capsys):
-    assert T.main(["--game", "neu", "--players", "2", "--games", "2", "--quiet", "--out", str(tmp_path)]) == 0
+    assert T.main(["--game", "neu", "--players", "2", "--deals", "2", "--quiet", "--out", str(tmp_path)]) == 0
     assert "heuristic vs random" in capsys.readouterr().out
     assert (tmp_path / "results.json").exists() and (tmp_path / "neu_2p_games.csv").exists()
 
@@ -205,7 +205,7 @@ def test_cli_plays_a_checkpoint_file(tmp_path, capsys):
     from agents.ppo import checkpoint_path
 
     path = checkpoint_path("neu", 2)
-    args = ["--game", "neu", "--players", "2", "--agents", f"ppo:{path},heuristic", "--games", "2", "--quiet", "--out", str(tmp_path)]
+    args = ["--game", "neu", "--players", "2", "--agents", f"ppo:{path},heuristic", "--deals", "2", "--quiet", "--out", str(tmp_path)]
     assert T.main(args) == 0
     assert f"ppo:{path} vs heuristic" in capsys.readouterr().out
 
