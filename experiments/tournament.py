@@ -231,9 +231,11 @@ def _env(game: str, num_players: int, rule_options: tuple):
 
 
 def _agent(spec: AgentSpec, game: str, num_players: int, seat: int):
-    key = ("agent", spec.name, id(spec), game, num_players, seat)
+    # A string spec is its own key; any other is known by identity (kept alive in the cache, so its id is never reused).
+    kind = spec.kind if isinstance(spec.kind, str) else id(spec.kind)
+    key = ("agent", spec.name, kind, spec.kwargs, game, num_players, seat)
     if key not in _CACHE:
-        _CACHE[key] = (spec, spec.make(game, num_players, seed=0))  # spec kept alive so its id stays unique
+        _CACHE[key] = (spec, spec.make(game, num_players, seed=0))
     return _CACHE[key][1]
 
 
@@ -422,8 +424,16 @@ def play(
             raise ValueError(f"a table has {len(t)} seats, the game has {num_players}")
     if on_error not in ON_ERROR:
         raise ValueError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
-    if move_timeout is not None and not (math.isfinite(move_timeout) and move_timeout > 0):
-        raise ValueError(f"move_timeout must be a positive number of seconds, got {move_timeout!r}")
+    if move_timeout is not None:
+        import signal
+        import threading
+
+        if not (math.isfinite(move_timeout) and move_timeout > 0):
+            raise ValueError(f"move_timeout must be a positive number of seconds, got {move_timeout!r}")
+        if not hasattr(signal, "setitimer"):
+            raise ValueError("move_timeout needs POSIX interval timers, which this platform lacks")
+        if workers <= 1 and threading.current_thread() is not threading.main_thread():
+            raise ValueError("move_timeout with workers=1 works only from the main thread; use workers=2 or more")
     total = len(deals) if hasattr(deals, "__len__") else None  # type: ignore[arg-type]
     opts = tuple(sorted((rule_options or {}).items()))
     n_tasks = total * len(tables) if total is not None else 50 * workers * 8
@@ -715,7 +725,7 @@ What the columns mean:
 
 - **score / game**: the game's own final score (chips, points, tokens: `infos["final_scores"]`), an absolute amount.
 - **reward / game**: the sum of the env's rewards, each a score change minus the table's mean change, so rewards
-  sum to zero at every table: an agent can end with a positive score and a negative reward when the others did better.
+  sum to zero at every table: an agent can end with a positive score and a negative reward when the others did better, or the reverse.
 - **win rate**: share of games finished first (ties shared); **mean rank**: 1 = best.
 - **OpenSkill μ ± σ**: a Plackett–Luce rating fitted over every game (σ is one standard deviation, as in the plot).
   It rewards finishing above *everyone* at the table, so with 3+ players it can order two agents differently from their
@@ -983,7 +993,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--plain", action="store_true", help="an independent deal per game instead of duplicate deals")
     p.add_argument("--out", default=None, help="new folder for JSON/CSV/Markdown/PNG (default: results/tournament-<time>)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--games", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.games is not None:
+        p.error("a tournament plays one game, --game NAME; the number of deals is --deals N")
 
     available = envs.available_games()
     if args.game not in available:
