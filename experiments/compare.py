@@ -85,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="deals per table for every game (default: per game, " + ", ".join(f"{g} {d}" for g, d in DEFAULT_DEALS.items()) + ")")
     p.add_argument("--out", default=None, help="new folder for the reports (default: results/<timestamp>, linked from results/latest)")
     add_run_flags(p, workers_default=os.cpu_count() or 1)
+    p.add_argument("--save-replays", default=None, metavar="DIR", help="also write every game as DIR/*.replay.jsonl (see experiments.replay)")
     args = p.parse_args(argv)
 
     available = envs.available_games()
@@ -135,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for g, n, found, tables, deals in plan:
             label = f"{g} {n}p"
             records = play(g, tables, n, range(deals), args.seed, args.workers, progress=label,
-                           on_error=args.on_error, move_timeout=args.move_timeout)
+                           on_error=args.on_error, move_timeout=args.move_timeout, save_replays=args.save_replays)
             res = summarize(records, tables, g, n, deals=deals, seed=args.seed, duplicate=True, mode="one-vs-rest", rule_options={})
             res["records"] = records
             results.append(res)

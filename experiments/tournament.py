@@ -215,6 +215,7 @@ class Job:
     tasks: tuple  # of (table, deal)
     on_error: str = "raise"
     move_timeout: float | None = None
+    record_moves: bool = False  # for --save-replays
 
 
 _CACHE: dict = {}  # per process: envs and agent objects, reused across games
@@ -367,7 +368,13 @@ def play_job(job: Job) -> list[dict]:
                 agents.append(a)
             ds = deal_seed(job.seed, deal, r, job.duplicate)
             labels = [s.name for s in lineup]
+            if job.record_moves:
+                from experiments.replay import MoveRecorder
+
+                agents = MoveRecorder.wrap(agents)
             g = play_game(env, agents, ds, labels, f", deal {deal}, rotation {r}", job.on_error, job.move_timeout)
+            if job.record_moves:
+                g["moves"] = agents[0].moves
             if g["forfeit"]:
                 g["forfeit"]["agent"] = labels[g["forfeit"]["seat"]]
             out.append({"table": t, "deal": deal, "rotation": r, "deal_seed": ds, "agents": labels, **g})
@@ -410,6 +417,7 @@ def play(
     deadline: float | None = None,
     on_error: str = "raise",
     move_timeout: float | None = None,
+    save_replays: str | Path | None = None,
 ) -> list[dict]:
     """Play `deals` (deal indices) at every table; one record per game, in (table, deal, rotation) order.
 
@@ -417,6 +425,8 @@ def play(
     With a `deadline` (a `time.perf_counter()` value) play stops once it has
     passed, and only the deals finished at every table are kept: a prefix of
     `deals`, so the records are exactly those of a run over that prefix.
+    With `save_replays` (a folder) every kept game is also written there as a
+    replay file (`experiments.replay`).
     """
     tables = tuple(tuple(AgentSpec.of(s) for s in t) for t in tables)
     for t in tables:
@@ -448,10 +458,12 @@ def play(
             for t in range(len(tables)):
                 batch.append((t, d))
                 if len(batch) == chunk:
-                    yield Job(game, num_players, opts, None if shared else tables, seed, duplicate, tuple(batch), on_error, move_timeout)
+                    yield Job(game, num_players, opts, None if shared else tables, seed, duplicate, tuple(batch), on_error, move_timeout,
+                              save_replays is not None)
                     batch = []
         if batch:
-            yield Job(game, num_players, opts, None if shared else tables, seed, duplicate, tuple(batch), on_error, move_timeout)
+            yield Job(game, num_players, opts, None if shared else tables, seed, duplicate, tuple(batch), on_error, move_timeout,
+                              save_replays is not None)
 
     from tqdm import tqdm
 
@@ -486,6 +498,10 @@ def play(
     for r in records:
         position.setdefault(r["deal"], len(position))
     records.sort(key=lambda r: (r["table"], position[r["deal"]], r["rotation"]))
+    if save_replays is not None:
+        from experiments.replay import save_records
+
+        save_records(records, save_replays, game, num_players, rule_options)
     return records
 
 
@@ -687,6 +703,7 @@ def run_tournament(
     first_deal: int = 0,
     on_error: str = "raise",
     move_timeout: float | None = None,
+    save_replays: str | Path | None = None,
 ) -> dict:
     """Play a tournament and return its summary (plus "records", one per game).
 
@@ -705,7 +722,7 @@ def run_tournament(
         spec.make(game, num_players, seed=0)  # fail early, in this process, on a missing agent
     t0 = time.perf_counter()
     records = play(game, tables, num_players, range(first_deal, first_deal + deals), seed, workers, duplicate, rule_options, progress,
-                   on_error=on_error, move_timeout=move_timeout)
+                   on_error=on_error, move_timeout=move_timeout, save_replays=save_replays)
     wall = time.perf_counter() - t0
     result = summarize(records, tables, game, num_players, deals=deals, seed=seed, duplicate=duplicate, workers=workers,
                        rule_options=dict(rule_options or {}), wall_s=wall)
@@ -993,6 +1010,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--plain", action="store_true", help="an independent deal per game instead of duplicate deals")
     p.add_argument("--out", default=None, help="new folder for JSON/CSV/Markdown/PNG (default: results/tournament-<time>)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--save-replays", default=None, metavar="DIR", help="also write every game as DIR/*.replay.jsonl (see experiments.replay)")
     p.add_argument("--games", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.games is not None:
@@ -1016,7 +1034,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def body() -> int:
         res = run_tournament(args.game, specs, n, args.deals, args.seed, args.workers, args.mode, not args.plain,
-                             progress=not args.quiet, on_error=args.on_error, move_timeout=args.move_timeout)
+                             progress=not args.quiet, on_error=args.on_error, move_timeout=args.move_timeout,
+                             save_replays=args.save_replays)
         final = finish_run([res], args, out, metadata, prefix="tournament-", link_latest=False)
         print(markdown([res], notes=False), end="")
         print(f"{res['games_played']} games in {res['wall_s']:.1f} s; wrote {final}/" + (f" and {args.db}" if args.db else ""))
