@@ -116,7 +116,7 @@ def test_replay_checks_its_moves_and_result(recorded):
 
 def test_tournament_and_compare_save_replays(tmp_path):
     out = tmp_path / "t"
-    tournament.main(["--game", "deadfall", "--players", "3", "--games", "1", "--quiet", "--no-plots",
+    tournament.main(["--game", "deadfall", "--players", "3", "--deals", "1", "--quiet", "--no-plots",
                      "--out", str(tmp_path / "res"), "--save-replays", str(out)])
     files = sorted(out.glob("*" + replay.SUFFIX))
     assert len(files) == 3  # one deal, three seat rotations
