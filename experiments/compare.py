@@ -73,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import envs
     from agents import AGENT_KINDS
+    from agents.spec import split_label
     from experiments import record
 
     p = ArgumentParser(prog="python -m experiments.compare", description=__doc__.split("\n\n")[0])
@@ -92,8 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     games = cli.parse_games(args.games, p) if args.games is not None else available
     specs = parse_agents(args.agents, p)
     for s in specs:
-        if isinstance(s.kind, str) and ":" not in s.kind and s.kind not in AGENT_KINDS:
-            p.error(f"unknown agent {s.kind!r}; valid agents: {', '.join(AGENT_KINDS)}, ppo:PATH, FILE.py:Name, package.module:Name")
+        text = split_label(s.kind)[1] if isinstance(s.kind, str) else None
+        if text is not None and ":" not in text and text not in AGENT_KINDS:
+            p.error(f"unknown agent {text!r}; valid agents: {', '.join(AGENT_KINDS)}, ppo:PATH, FILE.py:Name, package.module:Name")
     specs = distinct(specs)
     players: list[int | None] = [None]
     if args.players is not None:

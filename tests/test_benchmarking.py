@@ -350,11 +350,12 @@ def test_same_command_twice_gives_identical_statistics(tmp_path):
 
     outs = [tmp_path / "a", tmp_path / "b"]
     for out, workers in zip(outs, ("1", "2")):
-        args = ["--games", "neu,deadfall", "--agents", "heuristic,random", "--deals", "3", "--no-plots", "--out", str(out)]
+        args = ["--games", "neu,deadfall", "--agents", "best=heuristic,random", "--deals", "3", "--no-plots", "--out", str(out)]
         assert compare.main(args + ["--workers", workers]) == 0
     a, b = (json.loads((o / "results.json").read_text()) for o in outs)
     drop = {"run", "workers"}
     assert [{k: v for k, v in r.items() if k not in drop} for r in a] == [{k: v for k, v in r.items() if k not in drop} for r in b]
+    assert a[0]["agents"] == ["best", "random"]
     run = a[0]["run"]
     assert run["seed"] == 0 and run["deals"] == {"neu_4p": 3, "deadfall_4p": 3}
     assert "python -m experiments.compare --games neu,deadfall" in run["command"]
