@@ -62,12 +62,13 @@ each with a 95% confidence interval, normal on the per-deal means:
 
 Pairwise, for every two agents that meet: the mean score difference (same
 deals, paired) with its CI, how often one finishes ahead of the other
-(ties 1/2; the heat map), and the **variance reduction** of duplicate deals:
-with ``D_g`` the score difference in game ``g`` and ``d_i`` its mean over the
-``n`` rotations of deal ``i``, the estimate's variance is ``var(d_i) / deals``
-with duplicate deals and ``var(D_g) / games`` with an independent deal per
-game; their ratio is the factor by which duplicate deals cut the variance
-(equivalently, the number of plain games one duplicate game is worth).
+(ties 1/2; the heat map), and what duplicate deals buy (``variance_reduction``
+in results.json, "plain deals need ×k games" in results.md): with ``D_g`` the
+score difference in game ``g`` and ``d_i`` its mean over the ``n`` rotations
+of deal ``i``, the estimate's variance is ``var(d_i) / deals`` with duplicate
+deals and ``var(D_g) / games`` with an independent deal per game; their ratio
+k is how many times the games independent deals would need for the same
+confidence interval (k > 1: duplicate deals help; k < 1: they cost precision).
 
 OpenSkill (Plackett–Luce) ratings are fitted over every game, in a fixed
 order, when the tournament has more than two agents: each game ranks the
@@ -386,8 +387,6 @@ def start_method() -> str:
     workers inherit the agents as they are, so a script with no ``if __name__ == "__main__":``
     guard, ``python -``, a notebook, classes defined in ``__main__`` and lambdas all work.
     Elsewhere ``spawn``: agents must then be importable, and a failure to start says so."""
-    import multiprocessing
-
     return "fork" if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
 
@@ -511,7 +510,6 @@ def _pool_map(jobs: Iterable[Job], workers: int, method: str) -> Iterable[tuple[
     A pool that breaks (a worker that cannot start or dies) raises one clear
     RuntimeError instead of hanging; Ctrl-C stops the workers at once.
     """
-    import multiprocessing
     from collections import deque
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
