@@ -466,6 +466,8 @@ def play(
 
     from tqdm import tqdm
 
+    # No tqdm monitor thread: a thread alive when workers are forked could hold a lock they need.
+    tqdm.monitor_interval = 0
     label = progress if isinstance(progress, str) else f"{game} {num_players}p"
     bar_total = total * len(tables) * num_players if total is not None else None
     bar = tqdm(total=bar_total, desc=label, unit="game", disable=not progress, leave=True, dynamic_ncols=True)
