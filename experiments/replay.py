@@ -1,6 +1,6 @@
 """Replay files: one recorded game per ``*.replay.jsonl`` file.
 
-    python -m experiments.tournament --game neu --games 5 --save-replays replays/
+    python -m experiments.tournament --game neu --deals 5 --save-replays replays/
     python -m experiments.web --replays replays/          # watch them in the browser
 
 A replay is JSON Lines. The first line is a header, every further line one

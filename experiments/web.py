@@ -1,6 +1,6 @@
 """Watch recorded games and play against the bots in the browser.
 
-    python -m experiments.tournament --game neu --games 5 --save-replays replays/
+    python -m experiments.tournament --game neu --deals 5 --save-replays replays/
     python -m experiments.web --replays replays/          # then open http://127.0.0.1:8000/
 
 A small server on the standard library's ``http.server``: the games are turn
