@@ -458,6 +458,7 @@ def test_plots_use_the_tables_sigma_and_wrap_long_labels(tmp_path, monkeypatch):
     assert [round((b[1][1] - b[0][1]) / 2, 6) for b in bars] == [round(s, 6) for s in sigma]  # ± σ, as in the table
     ticks = [t.get_text() for t in heat.axes[0].get_xticklabels()]
     assert all(len(line) <= 16 for t in ticks for line in t.split("\n"))
+    assert [t.replace("\n", "") for t in ticks] == [long, "heuristic", "random"]  # every agent by its label
     # text on dark cells is white
     texts = {t.get_text(): t.get_color() for t in heat.axes[0].texts}
     assert set(texts.values()) <= {"white", "black"}
