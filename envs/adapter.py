@@ -10,7 +10,28 @@ checks on bad input.
 * ``raw_env`` raises ``ValueError`` (a bug in the caller, not a game event);
 * ``env()`` follows PettingZoo classic's ``TerminateIllegalWrapper``: the game
   ends for everyone, the offender gets reward -1, the others 0, and every
-  ``infos[agent]["illegal_move"]`` names the offender.
+  ``infos[agent]["illegal_move"]`` holds the offender's seat.
+
+Infos are built for replay buffers: every agent's ``infos`` dict has the same
+keys at every step from ``reset`` on, and every value is an int or a
+fixed-length int64 array (one entry per seat, absolute seat order):
+
+* ``eliminated`` 0/1, ``illegal_move`` (offender's seat, -1 = none),
+  ``scored`` (1 when this step ended a round/hand), ``scores`` and
+  ``score_changes`` (running scores; raw changes at this step), and
+  ``final_ranks`` / ``final_scores`` (all 0 until the game ends normally);
+* the game's own event facts, `Engine.info_defaults` (seats as indices, -1 =
+  none; codes as ints), at their "absent" values on steps without an event.
+
+``env.last_event`` keeps the readable version for logs and people: the facts
+of the last step's event with agent names and code names, ``score_changes`` /
+``scores`` as {agent: int}, and at the end ``final_ranks`` / ``final_scores``
+(or ``illegal_move`` with the offender's name); None after a step that scored
+nothing.
+
+A player eliminated before the end (Neu) stays in ``agents``, is never
+selected, has an all-zero mask and reward 0 from then on; every agent is
+terminated together when the game ends (PettingZoo classic's convention).
 
 Both check call order (``reset`` first) and the action's type and range with
 plain ``if`` tests instead of PettingZoo's three wrapper layers, which cost
@@ -59,7 +80,9 @@ class CardGameEnv(AECEnv):
         # One shared object per agent, so the same object comes back on every call.
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
-        self.state_space = spaces.Box(game.obs_low, game.obs_high, (game.state_size,), np.float32)
+        self.state_space = spaces.Box(game.state_low, game.state_high, (game.state_size,), np.float32)
+        self._info_defaults = game.info_defaults()
+        self.last_event: dict[str, Any] | None = None
         self._no_moves = np.zeros(game.num_actions, np.int8)
         self._rng: np.random.Generator | None = None
         self._has_reset = False
@@ -105,7 +128,9 @@ class CardGameEnv(AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.last_event = None
+        self._set_quiet_infos()
+        self.infos = dict(self._quiet_infos)
         self._rewards_dirty = False
         self._infos_dirty = False
         self._has_reset = True
@@ -207,19 +232,15 @@ class CardGameEnv(AECEnv):
         event = game.step(a)
         if event is None:
             if self._infos_dirty:
-                self.infos = {k: {} for k in self.agents}
+                self.infos = dict(self._quiet_infos)
                 self._infos_dirty = False
+                self.last_event = None
             # Nothing was scored, so nobody was eliminated and nobody waits on a None step.
             self.agent_selection = self.possible_agents[game.current_player]
         else:
             self._score(event)
             if game.game_over:
                 self._finish()
-            else:
-                out = game.out
-                for k in self.agents:
-                    if out[self._seat[k]]:
-                        self.terminations[k] = True
             self._select_next()
         if self.render_mode == "human":
             self.render()
@@ -235,41 +256,83 @@ class CardGameEnv(AECEnv):
             raise ValueError(f"action {action} is outside the action space [0, {n})")
         return int(action)
 
+    def _info(self, seat: int, details: dict, changes: np.ndarray, scored: int, illegal: int = -1,
+              final: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
+        n = self.game.num_players
+        info = {
+            "eliminated": int(self.game.out[seat]),
+            "illegal_move": illegal,
+            "scored": scored,
+            "scores": np.array(self.game.scores, np.int64),
+            "score_changes": changes,
+            "final_ranks": final[0] if final else np.zeros(n, np.int64),
+            "final_scores": final[1] if final else np.zeros(n, np.int64),
+        }
+        for k, default in self._info_defaults.items():
+            v = details.get(k, default)
+            info[k] = np.array(v, np.int64) if isinstance(default, (list, tuple)) else int(v)
+        return info
+
+    def _set_quiet_infos(self) -> None:
+        # Infos of steps without an event; they change only when scores or eliminations do,
+        # so they are rebuilt at events and shared (never mutated) by the quiet steps after.
+        zeros = np.zeros(self.game.num_players, np.int64)
+        self._quiet_infos = {a: self._info(self._seat[a], {}, zeros, 0) for a in self.possible_agents}
+
+    def _readable(self, details: dict) -> dict[str, Any]:
+        agents, game = self.possible_agents, self.game
+        out: dict[str, Any] = {}
+        for k, v in details.items():
+            if k in game.INFO_SEATS:
+                out[k] = agents[v] if v >= 0 else None
+            elif k in game.INFO_CODES:
+                out[k] = game.INFO_CODES[k][v]
+            elif isinstance(v, (list, tuple, np.ndarray)):
+                out[k] = dict(zip(agents, map(int, v)))
+            else:
+                out[k] = v
+        return out
+
     def _score(self, event) -> None:
         rewards = zero_sum_rewards(event)
         agents, seat = self.possible_agents, self._seat
-        info = dict(event.details)
-        info["score_changes"] = dict(zip(agents, map(int, event.deltas)))
-        info["scores"] = dict(zip(agents, map(int, self.game.scores)))
+        changes = np.array(event.deltas, np.int64)
+        self.last_event = {
+            **self._readable(event.details),
+            "score_changes": dict(zip(agents, map(int, event.deltas))),
+            "scores": dict(zip(agents, map(int, self.game.scores))),
+        }
+        final = None
+        if self.game.game_over:
+            final = (np.array(self.game.ranks(), np.int64), np.array(self.game.scores, np.int64))
+            self.last_event["final_ranks"] = dict(zip(agents, map(int, final[0])))
+            self.last_event["final_scores"] = dict(zip(agents, map(int, final[1])))
         for k in self.agents:
             r = rewards[seat[k]]
             self.rewards[k] = r
             self._cumulative_rewards[k] += r
-            self.infos[k] = info.copy()
+            self.infos[k] = self._info(seat[k], event.details, changes, 1, final=final)
+        self._set_quiet_infos()
         self._rewards_dirty = True
         self._infos_dirty = True
 
     def _finish(self) -> None:
-        agents = self.possible_agents
-        final = {
-            "final_ranks": dict(zip(agents, map(int, self.game.ranks()))),
-            "final_scores": dict(zip(agents, map(int, self.game.scores))),
-        }
         for k in self.agents:
             self.terminations[k] = True
-            self.infos[k] = {**self.infos[k], **final}
-        self._infos_dirty = True
 
     def _penalise_illegal(self, agent: str) -> None:
         # PettingZoo classic's TerminateIllegalWrapper convention.
         warnings.warn(f"{agent} made an illegal move; the game ends and {agent} gets -1.", stacklevel=3)
         self._cumulative_rewards[agent] = 0.0
+        offender = self._seat[agent]
+        zeros = np.zeros(self.game.num_players, np.int64)
         for k in self.agents:
             r = -1.0 if k == agent else 0.0
             self.rewards[k] = r
             self._cumulative_rewards[k] += r
             self.terminations[k] = True
-            self.infos[k] = {"illegal_move": agent}
+            self.infos[k] = self._info(self._seat[k], {}, zeros, 0, illegal=offender)
+        self.last_event = {"illegal_move": agent}
         self._rewards_dirty = True
         self._infos_dirty = True
         self.game.game_over = True

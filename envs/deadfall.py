@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from envs.engine import (
+    Bounds,
     Engine,
     ScoreEvent,
     check_against_deck,
@@ -141,6 +142,29 @@ class Deadfall(Engine):
         self._seats_at_deal = np.zeros(n + SEAT_BLOCK * n, dtype=np.float32)  # door picks, then the blocks
         self._seats_at_deal[n + SEAT_HAND_SIZE :: SEAT_BLOCK] = self.hand_size
         self._order = _DECK_ARRAY.copy()  # the deck, shuffled in place every hand
+        self.set_bounds(*self._bounds())
+
+    INFO_SEATS = frozenset({"caller", "target"})
+
+    def info_defaults(self) -> dict:
+        # The DEAD call that ended a hand: seats (-1 = none), the value called,
+        # call_right 0/1, copies found in hands, chips paid, the pot taken, hand number.
+        return {"caller": -1, "target": -1, "value": 0, "call_right": 0, "copies_in_hands": 0,
+                "paid": 0, "pot": 0, "hand": 0}
+
+    def _bounds(self) -> tuple[Bounds, Bounds]:
+        n, size = self.num_players, self.hand_size
+        chips = n * self.options["starting_chips"]  # chips only move between players and the pot
+        held = [min(r, size) for r in RANKS]
+        public = Bounds().add(0, chips).add(1, self.options["rounds"]).flags().add(1, size).add(0, NUM_RANKS)
+        for _ in range(n):
+            public.add(0, chips).add(0, size).add(0, NUM_RANKS).add(0, NUM_RANKS).flags(3).extend([0] * NUM_RANKS, RANKS)
+        obs = Bounds().extend([0] * NUM_RANKS, held).extend([0] * NUM_RANKS, RANKS).extend(public.low, public.high)
+        state = Bounds()
+        for _ in range(n):
+            state.extend([0] * NUM_RANKS, held)
+        state.extend([0] * NUM_RANKS, RANKS).add(0, NUM_RANKS, n).extend(public.low, public.high)
+        return obs, state
 
     def __getstate__(self) -> dict:
         # A memoryview cannot be pickled or deep-copied: copies make their own.
@@ -365,7 +389,8 @@ class Deadfall(Engine):
             "pot": pot,
             "hand": self.hand_number,
         }
-        details = dict(self.last_call)
+        details = {"caller": caller, "target": target, "value": rank, "call_right": int(right),
+                   "copies_in_hands": held, "paid": paid, "pot": pot, "hand": self.hand_number}
         self._new_hand()
         return ScoreEvent(deltas, [True] * n, details)
 

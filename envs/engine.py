@@ -18,6 +18,15 @@ An engine is a plain object:
   scores changed (or a round ended) and ``None`` otherwise.
 * ``observe(seat)`` / ``state()`` build float32 vectors of fixed size
   ``obs_size`` / ``state_size``: what that seat may know, and everything.
+  ``obs_low`` / ``obs_high`` and ``state_low`` / ``state_high`` are float32
+  arrays of those sizes that bound every index in every reachable state
+  (set by `set_bounds`; the property tests check them).
+* ``info_defaults()`` lists the facts a `ScoreEvent` reports, each a number
+  or a per-seat list, with the value that stands for "absent" on steps
+  without an event; ``INFO_SEATS`` names the facts that hold a seat (-1 =
+  none) and ``INFO_CODES`` those that hold a code, with a readable name per
+  code. The adapter puts these facts in every agent's ``infos`` at every
+  step and keeps a readable copy in ``env.last_event``.
 * ``action_name(action, seat)`` / ``action_from_name(name, seat)`` translate.
 * ``render()`` returns the whole table as text (a spectator's view);
   ``view(seat)`` what one seat may see; ``ranks()`` the final ranks.
@@ -42,7 +51,7 @@ class ScoreEvent(NamedTuple):
 
     deltas: Sequence[int]  # raw score change per seat
     players: Sequence[bool]  # seats still in the game at this event
-    details: dict[str, Any]  # public facts about the event, copied into infos
+    details: dict[str, Any]  # public facts about the event (numbers, see `Engine.info_defaults`)
 
 
 def zero_sum_rewards(event: ScoreEvent) -> list[float]:
@@ -67,9 +76,14 @@ class Engine:
     min_players = 2
     max_players = 7
     default_players = 4
-    # Observation values are raw counts/totals; these bound the Box space.
-    obs_low = -1e6
-    obs_high = 1e6
+    # Per-index bounds of observe() and state(), float32 arrays set by set_bounds().
+    obs_low: np.ndarray
+    obs_high: np.ndarray
+    state_low: np.ndarray
+    state_high: np.ndarray
+    # Facts of a ScoreEvent that hold a seat (-1 = none) or a code (name per code).
+    INFO_SEATS: frozenset[str] = frozenset()
+    INFO_CODES: dict[str, tuple[str, ...]] = {}
 
     num_players: int
     num_actions: int
@@ -192,10 +206,56 @@ class Engine:
         """Final rank per seat, 1 = best, ties share (default: by score)."""
         return ranks_from_keys(self.scores)
 
+    def info_defaults(self) -> dict[str, Any]:
+        """The facts every `ScoreEvent` of this game reports, with their "absent" values.
+
+        An event's ``details`` holds some of these keys (the rest keep their
+        absent values); values are ints, or lists of one int per seat.
+        """
+        return {}
+
+    def set_bounds(self, obs: "Bounds", state: "Bounds") -> None:
+        """Store the per-index bounds built by the engine's ``__init__``."""
+        for name, b, size in (("observation", obs, self.obs_size), ("state", state, self.state_size)):
+            if len(b.low) != size:
+                raise AssertionError(f"{self.game_name}: {name} bounds cover {len(b.low)} indices, not {size}")
+        self.obs_low, self.obs_high = obs.arrays()
+        self.state_low, self.state_high = state.arrays()
+
     # -- shared helpers ----------------------------------------------------
     def relative(self, seat: int, other: int) -> int:
         """Seat `other` as seen from `seat`: 0 = self, 1 = next clockwise, ..."""
         return (other - seat) % self.num_players
+
+
+class Bounds:
+    """Builds per-index low/high lists in the order of an observation's layout."""
+
+    def __init__(self) -> None:
+        self.low: list[float] = []
+        self.high: list[float] = []
+
+    def add(self, low: float | Sequence[float], high: float | Sequence[float], count: int = 1) -> "Bounds":
+        """`count` indices between `low` and `high` (numbers, or sequences of `count` numbers)."""
+        lows = list(low) if isinstance(low, (list, tuple)) else [low] * count
+        highs = list(high) if isinstance(high, (list, tuple)) else [high] * count
+        if len(lows) != count or len(highs) != count:
+            raise AssertionError("bounds: low/high lengths differ from count")
+        self.low += lows
+        self.high += highs
+        return self
+
+    def flags(self, count: int = 1) -> "Bounds":
+        return self.add(0, 1, count)
+
+    def extend(self, low: Sequence[float], high: Sequence[float]) -> "Bounds":
+        return self.add(list(low), list(high), len(low))
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        low, high = np.array(self.low, np.float32), np.array(self.high, np.float32)
+        if np.any(low > high):
+            raise AssertionError("bounds: a low above its high")
+        return low, high
 
 
 def is_int_between(x: Any, low: int, high: int) -> bool:

@@ -11,6 +11,7 @@ from functools import lru_cache
 import numpy as np
 
 from envs.engine import (
+    Bounds,
     Engine,
     ScoreEvent,
     check_deal_keys,
@@ -39,6 +40,10 @@ _ALIASES = {"p": PASS, "t": TURN, "s": SHOT, "d": DOUBLE}
 _KIND_OF_NAME = {name: k for k, name in enumerate(KIND_NAMES)}
 CHIPS = 3
 HAND_SIZE = 3
+# Observations show the running total clipped at this floor, so that it stays inside
+# the observation bounds. Each pass through the deck adds more than its -10s and -1s
+# take away, so real games stay far above it; the rules use the true total.
+TOTAL_FLOOR = -200
 
 
 def playable(kind: int, total: int, owed: int) -> bool:
@@ -75,6 +80,7 @@ class Neu(Engine):
     deck = DECK
     min_players, max_players, default_players = 2, 7, 4
     OPTIONS = {}  # Neu has no rule options; RULES.md fixes chips (3) and hand size (3).
+    INFO_SEATS = frozenset({"round_loser"})
 
     def __init__(self, num_players: int | None = None, **rule_options) -> None:
         super().__init__(num_players, **rule_options)
@@ -84,6 +90,33 @@ class Neu(Engine):
         self.state_size = (n + 2) * NUM_KINDS + 5 + 5 * n
         self._order = [[(seat + r) % n for r in range(n)] for seat in range(n)]  # seat-relative views
         self._no_shots = [0] * (n - 1)
+        self.set_bounds(*self._bounds())
+
+    def _bounds(self) -> tuple[Bounds, Bounds]:
+        n = self.num_players
+        # Every round costs its loser one chip: at most 3(n-1) + 2 rounds.
+        public = (
+            Bounds()
+            .extend([0] * NUM_KINDS, COPIES)  # played pile
+            .add(TOTAL_FLOOR, 101)
+            .add(-1, 1)  # direction
+            .add(1, 2)  # plays owed
+            .add(0, len(DECK) - 2 * HAND_SIZE)  # draw pile: at least two hands are dealt
+            .add(1, CHIPS * n - 1)  # round
+        )
+        for _ in range(n):
+            public.add(0, CHIPS).flags().add(0, HAND_SIZE).flags(2)
+        hand = [min(HAND_SIZE, c) for c in COPIES]
+        obs = Bounds().extend([0] * NUM_KINDS, hand).extend(public.low, public.high)
+        state = Bounds()
+        for _ in range(n):
+            state.extend([0] * NUM_KINDS, hand)
+        state.extend([0] * NUM_KINDS, COPIES).extend(public.low, public.high)
+        return obs, state
+
+    def info_defaults(self) -> dict:
+        # round_loser: seat (-1 = none); round: 1-based; total: the total that beat the loser.
+        return {"round_loser": -1, "round": 0, "total": 0}
 
     # -- set-up --------------------------------------------------------------
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
@@ -230,7 +263,7 @@ class Neu(Engine):
         deltas = [0] * n
         deltas[loser] = -1
         self.chips[loser] -= 1
-        details = {"round_loser": f"player_{loser}", "round": self.round, "total": self.total}
+        details = {"round_loser": loser, "round": self.round, "total": self.total}
         if self.chips[loser] == 0:
             self.out[loser] = True
             self.eliminated_at[loser] = sum(self.out) - 1
@@ -246,7 +279,7 @@ class Neu(Engine):
 
     # -- views -------------------------------------------------------------------
     def _public(self, seat: int) -> list[int]:
-        v = self.played_counts + [self.total, self.direction, self.owed, len(self.draw), self.round]
+        v = self.played_counts + [max(self.total, TOTAL_FLOOR), self.direction, self.owed, len(self.draw), self.round]
         chips, out, sizes, cur, dealer = self.chips, self.out, self.hand_sizes, self.current_player, self.dealer
         for s in self._order[seat]:
             v += (chips[s], 0 if out[s] else 1, sizes[s], 1 if s == cur else 0, 1 if s == dealer else 0)

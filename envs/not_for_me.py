@@ -21,6 +21,7 @@ from envs.engine import (
     ScoreEvent,
     check_against_deck,
     check_deal_keys,
+    Bounds,
     is_int_between,
     kind_counts,
     parse_cards,
@@ -206,6 +207,43 @@ class NotForMe(Engine):
         self._offers = [list(range(f, f + n - 1)) for f in first]
         self._seat_order = [[(seat + r) % n for r in range(n)] for seat in range(n)]  # seat-relative views
         self.out = [False] * n
+        self.set_bounds(*self._bounds())
+
+    def _bounds(self) -> tuple[Bounds, Bounds]:
+        n, c, deck = self.num_players, copies_per_number(self.num_players), len(self.deck)
+        counts = [c] * NUMBERS + [NUM_WILDS]
+        # A round's penalty is at most every number card's marks times (1 + every wild).
+        worst_round = c * sum(self.hand_marks) * (1 + NUM_WILDS)
+        public = (
+            Bounds()
+            .add(0, c + NUM_WILDS)  # field count
+            .add(0, WILDS_ONLY)  # field number
+            .add(0, n - 1)  # passes since the field's play
+            .flags(3 * NUM_KINDS)  # supply
+            .add(0, deck)  # draw pile
+            .add(1, self.rounds)
+            .add(self.rounds, self.rounds)
+            .flags(3)  # phase
+            .add(0, c)  # offer size
+            .add(0, NUMBERS)  # offer number
+            .add(0, c)  # draws owed
+            .extend([0] * NUM_KINDS, counts)  # played this round
+        )
+        for _ in range(n):
+            public.add(0, deck).add(0, self.rounds * worst_round).flags(4)
+        obs = Bounds().extend([0] * NUM_KINDS, counts).extend(public.low, public.high)
+        state = Bounds()
+        for _ in range(n + 1):  # every hand, then the draw pile
+            state.extend([0] * NUM_KINDS, counts)
+        state.add(0, NUMBERS).extend(public.low, public.high)
+        return obs, state
+
+    INFO_SEATS = frozenset({"went_out"})
+
+    def info_defaults(self) -> dict:
+        # round: 1-based; went_out: seat (-1 = none); round_penalties: per seat;
+        # round_truncated: 1 when the round hit max_round_steps with nobody out.
+        return {"round": 0, "went_out": -1, "round_penalties": [0] * self.num_players, "round_truncated": 0}
 
     # -- set-up --------------------------------------------------------------
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
@@ -429,11 +467,7 @@ class NotForMe(Engine):
             round_pen.append(sum(h[k] * marks[k] for k in range(NUMBERS)) * (1 + h[WILD]))
         for s in range(n):
             self.penalties[s] += round_pen[s]
-        details = {
-            "round": self.round,
-            "went_out": f"player_{went_out}",
-            "round_penalties": {f"player_{s}": round_pen[s] for s in range(n)},
-        }
+        details = {"round": self.round, "went_out": went_out, "round_penalties": round_pen, "round_truncated": 0}
         # Next start player: most penalty this round; ties go to the tied player
         # nearest clockwise after the player who went out (RULES.md [D]).
         self.start_player = max(range(n), key=lambda s: (round_pen[s], -((s - went_out - 1) % n)))
@@ -442,7 +476,7 @@ class NotForMe(Engine):
 
     def _truncate_round(self) -> ScoreEvent:
         n = self.num_players
-        details = {"round": self.round, "round_truncated": True}
+        details = {"round": self.round, "went_out": -1, "round_penalties": [0] * n, "round_truncated": 1}
         # Nobody went out and nobody scored: the seat after this round's start player starts next.
         self.start_player = (self.start_player + 1) % n
         self._next_round_or_end()

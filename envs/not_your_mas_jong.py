@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from envs.engine import (
+    Bounds,
     Engine,
     ScoreEvent,
     check_deal_keys,
@@ -43,6 +44,8 @@ DECK = tuple(k for k in range(NUM_TYPES) for _ in range(COPIES))  # 75 cards
 TOKENS = 10
 HAND_SIZE = 10  # the Ma gets one more
 ROUND_LIMIT = {3: 9, 4: 8}
+HAND_MAX = 11  # concealed cards: the Ma's deal, or a hand right after a draw
+RESULT_NAMES = ("none", "win by draw", "win by steal", "exhausted")  # codes of infos["result"]
 MAX_EXTRA_ROUNDS = 3
 
 # -- actions ----------------------------------------------------------------------
@@ -211,6 +214,29 @@ class NotYourMasJong(Engine):
         self.state_size = NUM_TYPES * n + NUM_TYPES + (self.obs_size - OBS_DISCARD) + 2 * n
         self.round_limit = ROUND_LIMIT[n]
         self.ask_everyone = self.options["steal_phase"] == "every_player"
+        self.set_bounds(*self._bounds())
+
+    INFO_SEATS = frozenset({"winner", "ma", "then_winner", "then_ma"})
+    INFO_CODES = {"result": RESULT_NAMES, "then_result": RESULT_NAMES}
+
+    def info_defaults(self) -> dict:
+        # The round that ended: its number, result code (RESULT_NAMES), winner and Ma
+        # (seats, -1 = none). When the next Ma wins on the deal in the same step,
+        # the then_* keys describe that second round; otherwise they are absent.
+        one = {"round": 0, "result": 0, "winner": -1, "ma": -1}
+        return {**one, **{f"then_{k}": v for k, v in one.items()}}
+
+    def _bounds(self) -> tuple[Bounds, Bounds]:
+        n = self.num_players
+        tokens = TOKENS * n  # tokens only move between players
+        deal = 10 * n + 1
+        public = Bounds().flags(NUM_TYPES).flags().add(1, self.round_limit + MAX_EXTRA_ROUNDS).add(0, len(DECK) - deal)
+        for _ in range(n):
+            public.add(0, COPIES, 2 * NUM_TYPES).add(0, tokens).add(0, HAND_MAX).flags(2)
+        obs = Bounds().add(0, COPIES, NUM_TYPES).extend(public.low, public.high)
+        state = Bounds().add(0, COPIES, NUM_TYPES * (n + 1)).extend(public.low, public.high)
+        state.add(-1, NUM_ACTIONS - A_PASS - 1, n).flags(n)
+        return obs, state
 
     # -- set-up ------------------------------------------------------------------
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
@@ -423,7 +449,7 @@ class NotYourMasJong(Engine):
         p = (seat + 1) % self.num_players
         if not self.draw:
             # RULES.md [D]: an empty draw pile ends the round with no winner and no payment.
-            return self._end_round({"round": self.round, "result": "exhausted", "ma": f"player_{self.ma}"}, [0] * self.num_players)
+            return self._end_round({"round": self.round, "result": RESULT_NAMES.index("exhausted"), "winner": -1, "ma": self.ma}, [0] * self.num_players)
         self._give(p, self.draw.pop())
         self.current_player = p
         self.phase = DISCARD
@@ -452,7 +478,7 @@ class NotYourMasJong(Engine):
         for s in range(n):
             self.tokens[s] += deltas[s]
         self.table[:, SEAT_TOKENS] = self.tokens
-        details = {"round": self.round, "result": f"win by {by}", "winner": f"player_{winner}", "ma": f"player_{ma}"}
+        details = {"round": self.round, "result": RESULT_NAMES.index(f"win by {by}"), "winner": winner, "ma": ma}
         return self._end_round(details, deltas)
 
     def _end_round(self, details: dict, deltas: list[int]) -> ScoreEvent:
@@ -604,4 +630,4 @@ def _merge(first: ScoreEvent | None, second: ScoreEvent | None) -> ScoreEvent | 
     if first is None or second is None:
         return first or second
     deltas = [a + b for a, b in zip(first.deltas, second.deltas)]
-    return ScoreEvent(deltas, first.players, {**first.details, "then": second.details})
+    return ScoreEvent(deltas, first.players, {**first.details, **{f"then_{k}": v for k, v in second.details.items()}})
