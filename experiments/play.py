@@ -82,9 +82,7 @@ def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay:
     write(f"{game} with {players} players; humans: {sorted(humans) or 'none'}; bots: {bots}")
     final = None
     for agent in env.agent_iter():
-        obs, _, term, trunc, info = env.last()
-        if "final_ranks" in info:
-            final = info
+        obs, _, term, trunc, _ = env.last()
         if term or trunc:
             env.step(None)
             continue
@@ -108,11 +106,12 @@ def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay:
         if humans and u.game.game_name == "not_your_mas_jong" and shown.startswith("discard"):
             write(STEAL_NOTE)
         env.step(action)
-        for a, inf in env.infos.items():
-            if "score_changes" in inf:
-                changes = {k: v for k, v in inf["score_changes"].items() if v}
-                write(f"  scores change: {changes or 'none'}; now {inf['scores']}")
-                break
+        event = u.last_event
+        if event is not None and "score_changes" in event:
+            changes = {k: v for k, v in event["score_changes"].items() if v}
+            write(f"  scores change: {changes or 'none'}; now {event['scores']}")
+            if "final_ranks" in event:
+                final = event
         if delay and not secret:
             time.sleep(delay)
     if final:

@@ -28,10 +28,12 @@ What is checked on every agent step (`GameChecker`):
 * masked-in actions are accepted: each one applied to a deep copy of the
   engine leaves a consistent state (every ``--deep-every`` steps);
 * rewards sum to zero; a step's rewards are the zero-sum transform of the
-  ``score_changes`` in ``infos``; scores never change without such an event;
+  ``score_changes`` of ``env.last_event``, which every agent's numeric
+  ``infos`` repeat; scores never change without such an event;
   ``last()``'s reward is what the agent collected since it last acted;
-* truncation is never used; eliminated seats are terminated; at the end every
-  agent is terminated with ``final_ranks`` / ``final_scores`` in its infos;
+* truncation is never used; eliminated seats stay in ``agents`` (flagged in
+  ``infos``) and are never selected; at the end every agent is terminated
+  with ``final_ranks`` / ``final_scores`` in its infos;
 * the game ends within `step_bound` agent steps;
 * information leaks (every ``--leak-every`` steps): the acting agent's and
   one other seat's observation do not change when what they cannot see is
@@ -259,7 +261,7 @@ def check_illegal_penalised(env, rng: np.random.Generator) -> None:
         cum = -1.0 if k == offender else pending[k]
         if not _close(e._cumulative_rewards[k], cum):
             raise InvariantError(f"illegal move by {offender}: {k}'s cumulative reward is {e._cumulative_rewards[k]}, expected {cum}")
-        if e.infos[k].get("illegal_move") != offender:
+        if e.infos[k]["illegal_move"] != e.possible_agents.index(offender):
             raise InvariantError(f"illegal move by {offender}: infos[{k}] does not name the offender")
     for _ in range(len(e.possible_agents) + 1):
         if not e.agents:
@@ -460,7 +462,7 @@ class GameChecker:
             leaks = find_decision_leaks(game)
             if leaks:
                 raise InvariantError("information leak: " + "; ".join(leaks))
-        self._taking_part = [k for k in env.agents if not env.terminations[k]]
+        self._taking_part = [k for k in env.agents if not env.terminations[k] and not game.out[env.possible_agents.index(k)]]
 
     def after(self, action) -> None:
         env, game = self.env, self.game
@@ -478,11 +480,13 @@ class GameChecker:
             if any(actual.values()) or any(rewards.values()):
                 raise InvariantError("a None-step of a terminated agent changed scores or rewards")
         else:
-            infos = [env.infos[k] for k in env.agents]
-            reported = [i.get("score_changes") for i in infos]
-            if any(r != reported[0] for r in reported):
-                raise InvariantError("agents' infos report different score changes")
-            reported = reported[0] if reported else None
+            event = env.last_event
+            reported = event.get("score_changes") if event else None
+            numeric = list(reported.values()) if reported else [0] * len(scores)
+            for k in env.agents:
+                info = env.infos[k]
+                if info["scored"] != (reported is not None) or list(info["score_changes"]) != numeric:
+                    raise InvariantError(f"infos[{k}] disagree with the readable event {event}")
             if reported is None:
                 if any(actual.values()):
                     raise InvariantError(f"scores changed without a score event in infos: {actual}")
@@ -496,8 +500,10 @@ class GameChecker:
         check_cards(game)
         for s, o in enumerate(game.out):
             agent = env.possible_agents[s]
-            if o and agent in env.agents and not env.terminations[agent]:
-                raise InvariantError(f"{agent} is out of the game but not terminated")
+            if o and not game.game_over and env.agent_selection == agent:
+                raise InvariantError(f"{agent} is out of the game but selected to act")
+            if agent in env.agents and env.infos[agent]["eliminated"] != int(o):
+                raise InvariantError(f"infos[{agent}]['eliminated'] is not {int(o)}")
         if game.game_over:
             self._check_end()
         if env.agents:
@@ -509,7 +515,7 @@ class GameChecker:
         if reported != actual:
             raise InvariantError(f"infos report score changes {reported}, but scores changed by {actual}")
         for k in env.agents:
-            if env.infos[k].get("scores") != dict(zip(env.possible_agents, scores)):
+            if list(env.infos[k]["scores"]) != scores:
                 raise InvariantError(f"infos[{k}]['scores'] is not the running scores {scores}")
         want = _zero_sum(reported, self._taking_part)
         for k in env.agents:
@@ -532,13 +538,13 @@ class GameChecker:
             if not env.terminations[k]:
                 raise InvariantError(f"game over but {k} is not terminated")
             info = env.infos[k]
-            if "final_ranks" not in info or "final_scores" not in info:
-                if "illegal_move" in info:
-                    continue
-                raise InvariantError(f"game over but infos[{k}] lacks final_ranks/final_scores")
-            if info["final_scores"] != dict(zip(env.possible_agents, scores)):
+            if info["illegal_move"] >= 0:
+                continue
+            if not info["final_ranks"].any():
+                raise InvariantError(f"game over but infos[{k}] lacks final_ranks")
+            if list(info["final_scores"]) != scores:
                 raise InvariantError(f"final_scores {info['final_scores']} differ from the scores {scores}")
-            ranks = [info["final_ranks"][a] for a in env.possible_agents]
+            ranks = list(info["final_ranks"])
             n = len(ranks)
             if min(ranks) != 1 or max(ranks) > n:
                 raise InvariantError(f"final ranks {ranks} are not 1..{n}")

@@ -314,17 +314,16 @@ def play_game(env, agents: Sequence[Any], seed: int, labels: Sequence[str] | Non
             rewards[seat[a]] += r
         if final is None:
             for info in env.infos.values():
-                if "illegal_move" in info:
-                    raise RuntimeError(f"{info['illegal_move']} made an illegal move (game seed {seed})")
-                if "final_scores" in info:
+                if info["illegal_move"] >= 0:
+                    raise RuntimeError(f"{env.possible_agents[info['illegal_move']]} made an illegal move (game seed {seed})")
+                if info["final_ranks"].any():
                     final = info
                     break
     if final is None:
         raise RuntimeError(f"game with seed {seed} ended without final scores")
-    names = env.possible_agents
     return {
-        "scores": [int(final["final_scores"][a]) for a in names],
-        "ranks": [int(final["final_ranks"][a]) for a in names],
+        "scores": [int(x) for x in final["final_scores"]],
+        "ranks": [int(x) for x in final["final_ranks"]],
         "rewards": [float(r) for r in rewards],
         "forfeit": None,
     }

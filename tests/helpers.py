@@ -76,8 +76,14 @@ def digest(array: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16]
 
 
+def info_digest(info: dict) -> str:
+    """Digest of an infos dict: its keys, then every value as int64 (numbers or arrays)."""
+    values = np.concatenate([np.atleast_1d(np.asarray(info[k], dtype=np.int64)) for k in sorted(info)])
+    return hashlib.sha256(",".join(sorted(info)).encode() + values.tobytes()).hexdigest()[:16]
+
+
 def record_transcript(game: str, num_players: int, seed: int, options: dict | None = None, rule_options: dict | None = None) -> dict:
-    """Record a random game: per step the agent, action name, obs digest and the step's rewards."""
+    """Record a random game: per step the agent, action name, obs/mask/infos digests and the step's rewards."""
     import envs
 
     env = envs.make(game, num_players=num_players, **(rule_options or {}))
@@ -85,7 +91,7 @@ def record_transcript(game: str, num_players: int, seed: int, options: dict | No
     rnd = random.Random(seed)
     steps = []
     for agent in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
+        obs, _, term, trunc, info = env.last()
         if term or trunc:
             action, name = None, None
         else:
@@ -98,6 +104,7 @@ def record_transcript(game: str, num_players: int, seed: int, options: dict | No
                 "action": name,
                 "obs": digest(obs["observation"]),
                 "mask": digest(obs["action_mask"]),
+                "info": info_digest(info),
                 "rewards": {a: round(float(r), 9) for a, r in sorted(env.rewards.items())},
             }
         )
@@ -122,8 +129,9 @@ def replay(transcript: dict) -> None:
         assert env.agents, f"step {i}: game ended early"
         agent = env.agent_selection
         assert agent == step["agent"], f"step {i}: {agent} to act, transcript says {step['agent']}"
-        obs, _, term, trunc, _ = env.last()
+        obs, _, term, trunc, info = env.last()
         assert digest(obs["observation"]) == step["obs"], f"step {i}: observation of {agent} differs"
+        assert info_digest(info) == step["info"], f"step {i}: infos of {agent} differ"
         assert digest(obs["action_mask"]) == step["mask"], f"step {i}: action mask of {agent} differs"
         action = None if step["action"] is None else env.unwrapped.action_from_name(step["action"])
         env.step(action)

@@ -121,20 +121,22 @@ def test_rewards_zero_sum_and_final_infos(game, n):
     final = None
     for agent in e.agent_iter():
         obs, _, term, trunc, info = e.last()
-        if "final_ranks" in info:
+        if info["final_ranks"].any():
+            assert term, "final ranks before the game's end"
             final = info
         e.step(None if term or trunc else random_action(obs, rnd))
         assert abs(sum(e.rewards.values())) < 1e-9
         for a, r in e.rewards.items():
             totals[a] += r
     assert final is not None, "no agent saw final_ranks in its infos"
-    ranks = final["final_ranks"]
-    assert sorted(ranks) == sorted(e.possible_agents)
-    best = min(ranks.values())
-    assert best == 1
-    scores = final["final_scores"]
-    top = max(scores, key=lambda a: (scores[a], -ranks[a]))
+    ranks, scores = final["final_ranks"], final["final_scores"]
+    assert ranks.shape == scores.shape == (n,)
+    assert ranks.min() == 1 and ranks.max() <= n
+    assert list(scores) == e.unwrapped.game.scores
+    top = max(range(n), key=lambda s: (scores[s], -ranks[s]))
     assert ranks[top] == 1
+    readable = e.unwrapped.last_event
+    assert readable["final_ranks"] == dict(zip(e.possible_agents, ranks.tolist()))
     assert abs(sum(totals.values())) < 1e-6
 
 
@@ -235,7 +237,9 @@ def test_env_penalises_illegal_moves_pettingzoo_style(game):
     assert all(e.terminations.values())
     assert e.rewards[offender] == -1.0
     assert all(r == 0 for a, r in e.rewards.items() if a != offender)
-    assert all(info["illegal_move"] == offender for info in e.infos.values())
+    seat = e.possible_agents.index(offender)
+    assert all(info["illegal_move"] == seat for info in e.infos.values())
+    assert e.unwrapped.last_event == {"illegal_move": offender}
     for agent in e.agent_iter():
         with pytest.raises(ValueError, match="None"):
             e.step(0)

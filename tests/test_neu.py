@@ -166,7 +166,8 @@ def test_only_a_double_on_the_first_of_two_plays_loses():
     env, g = fresh()
     set_table(g, [["double", "1", "1"], ["double", "50", "50"], ["4", "5", "6"], ["7", "8", "9"]], total=60)
     play(env, "double")
-    assert g.chips[1] == 2 and env.infos["player_1"]["round_loser"] == "player_1"
+    assert g.chips[1] == 2 and env.infos["player_1"]["round_loser"] == 1
+    assert env.last_event["round_loser"] == "player_1"
 
 
 @pytest.mark.parametrize("card,next_player", [("pass", "player_2"), ("turn", "player_0"), ("shot player_3", "player_3")])
@@ -227,7 +228,8 @@ def test_player_without_a_legal_card_loses_a_chip_and_deals_next_round():
     play(env, "play 101")
     assert g.chips == [3, 2, 3, 3]
     info = env.infos["player_1"]
-    assert info["round_loser"] == "player_1" and info["score_changes"]["player_1"] == -1
+    assert info["round_loser"] == 1 and list(info["score_changes"]) == [0, -1, 0, 0] and info["scored"] == 1
+    assert env.last_event["round_loser"] == "player_1" and env.last_event["score_changes"]["player_1"] == -1
     # new round: the loser deals and plays first, clockwise from a total of 0
     assert g.round == 2 and g.total == 0 and g.dealer == 1 and env.agent_selection == "player_1"
     assert g.hand_sizes == [3, 3, 3, 3]
@@ -249,12 +251,21 @@ def test_player_at_zero_chips_is_out_and_next_player_in_starts():
     g.chips[1] = 1
     set_table(g, [["101", "1", "1"], ["50", "50", "9"], ["4", "5", "6"], ["7", "8", "9"]], total=60)
     play(env, "play 101")
-    assert g.out[1] and env.terminations["player_1"]
-    assert env.agent_selection == "player_1"  # the terminated agent steps None first
-    env.step(None)
-    assert "player_1" not in env.agents
+    # PettingZoo classic: the eliminated player stays in agents, not terminated, never selected.
+    assert g.out[1] and "player_1" in env.agents and not env.terminations["player_1"]
+    assert env.rewards["player_1"] == pytest.approx(-3 / 4)
+    assert [env.infos[a]["eliminated"] for a in env.possible_agents] == [0, 1, 0, 0]
     assert g.dealer == 2 and env.agent_selection == "player_2"
     assert g.hand_sizes[1] == 0
+    assert not env.observe("player_1")["action_mask"].any()
+    # From then on it gets reward 0 and is skipped until everyone ends together.
+    rng = np.random.default_rng(0)
+    while not all(env.terminations.values()):
+        assert env.agent_selection != "player_1"
+        mask = env.observe(env.agent_selection)["action_mask"]
+        env.step(int(rng.choice(np.flatnonzero(mask))))
+        assert env.rewards["player_1"] == 0 and env.infos["player_1"]["eliminated"] == 1
+    assert set(env.terminations) == set(env.possible_agents)
 
 
 def test_last_player_with_chips_wins_the_game():
@@ -265,9 +276,9 @@ def test_last_player_with_chips_wins_the_game():
     set_table(g, [["101", "1", "1"], [], ["50", "50", "9"], []], total=60)
     play(env, "play 101")
     assert g.game_over
-    assert env.infos["player_0"]["final_ranks"]["player_0"] == 1
-    assert env.infos["player_2"]["final_ranks"]["player_2"] == 2
-    assert all(env.terminations.values())
+    assert list(env.infos["player_0"]["final_ranks"]) == [1, 4, 2, 3]
+    assert env.last_event["final_ranks"]["player_2"] == 2
+    assert all(env.terminations.values()) and env.agents == env.possible_agents
 
 
 def test_players_who_went_out_earlier_rank_lower():
@@ -309,7 +320,7 @@ def test_seed_example_round_one():
         play(env, move)
         if i < len(script) - 1:
             assert g.total == total, f"after {who} {move} the total should be {total}"
-    assert env.infos["player_0"]["round_loser"] == "player_0"
+    assert env.infos["player_0"]["round_loser"] == 0 and env.last_event["round_loser"] == "player_0"
     assert env.infos["player_0"]["total"] == 101
     assert g.chips == [2, 3, 3, 3]
     assert env.agent_selection == "player_0" and g.round == 2  # the loser deals and plays first
@@ -322,13 +333,13 @@ def test_seed_example_round_two_and_the_final():
     set_table(g, [["50", "2", "3"], ["50", "4", "5"], ["1", "6", "7"], ["8", "9", "10"]], total=0)
     for move, total in [("play 50", 50), ("play 50", 100), ("play 1", 101)]:
         play(env, move)
-    assert env.infos["player_3"]["round_loser"] == "player_3" and g.chips[3] == 2
+    assert env.infos["player_3"]["round_loser"] == 3 and g.chips[3] == 2
     # Round 11: only Koichi (1 chip) and Masako remain; Masako plays 101.
     env, g = fresh(deal=SEED_DEAL)
     g.chips, g.out = [0, 2, 1, 0], [True, False, False, True]
     set_table(g, [[], ["101", "4", "5"], ["9", "10", "50"], []], total=30, current=1)
     play(env, "play 101")
-    assert g.game_over and env.infos["player_1"]["final_ranks"]["player_1"] == 1
+    assert g.game_over and env.infos["player_1"]["final_ranks"][1] == 1
 
 
 # -- masks against an independent enumeration ----------------------------------

@@ -308,8 +308,12 @@ def test_self_drawn_complete_hand_wins_at_once_not_ma_by_draw_pays_4_and_2():
     )
     play(env, "discard Fear")
     # player_1 drew Summer: complete, wins by draw; Ma pays 4, the others 2 each.
-    assert env.infos["player_1"]["result"] == "win by draw"
-    assert env.infos["player_1"]["score_changes"] == {"player_0": -4, "player_1": 8, "player_2": -2, "player_3": -2}
+    assert env.last_event["result"] == "win by draw"
+    assert env.last_event["score_changes"] == {"player_0": -4, "player_1": 8, "player_2": -2, "player_3": -2}
+    # Every agent's infos hold the same facts as numbers: seats and result codes.
+    for info in env.infos.values():
+        assert info["result"] == 1 and info["winner"] == 1 and info["ma"] == 0 and info["then_result"] == 0
+        assert list(info["score_changes"]) == [-4, 8, -2, -2] and list(info["scores"]) == [6, 18, 8, 8]
     assert env.rewards["player_1"] == pytest.approx(8 - 0) and abs(sum(env.rewards.values())) < 1e-9
     assert g.tokens == [6, 18, 8, 8]
 
@@ -326,9 +330,9 @@ def test_ma_win_by_draw_everyone_pays_4():
     play(env, "discard Winter")  # nobody can use it; player_2 draws Anger
     assert env.agent_selection == "player_2"
     play(env, "discard Solstice")  # back to the Ma, who draws Summer
-    assert env.infos["player_0"]["result"] == "win by draw"
+    assert env.last_event["result"] == "win by draw"
     assert g.tokens == [18, 6, 6]
-    assert env.infos["player_0"]["score_changes"] == {"player_0": 8, "player_1": -4, "player_2": -4}
+    assert env.last_event["score_changes"] == {"player_0": 8, "player_1": -4, "player_2": -4}
 
 
 def _steal_table(g, p1, p2, p3, current=0, tokens=None):
@@ -351,8 +355,8 @@ def test_win_by_steal_not_ma_ma_pays_2_others_1():
     play(env, "pass")
     assert env.agent_selection == "player_2" and legal_names(env) == {"pass", "steal win"}
     play(env, "steal win")
-    assert env.infos["player_2"]["result"] == "win by steal"
-    assert env.infos["player_2"]["score_changes"] == {"player_0": -2, "player_1": -1, "player_2": 4, "player_3": -1}
+    assert env.last_event["result"] == "win by steal"
+    assert env.last_event["score_changes"] == {"player_0": -2, "player_1": -1, "player_2": 4, "player_3": -1}
 
 
 def test_ma_win_by_steal_everyone_pays_2():
@@ -367,7 +371,7 @@ def test_ma_win_by_steal_everyone_pays_2():
     play(env, "discard Summer")
     assert env.agent_selection == "player_3"
     play(env, "steal win")
-    assert env.infos["player_3"]["score_changes"] == {"player_0": -2, "player_1": -2, "player_2": -2, "player_3": 6}
+    assert env.last_event["score_changes"] == {"player_0": -2, "player_1": -2, "player_2": -2, "player_3": 6}
 
 
 def test_a_player_who_cannot_pay_in_full_pays_what_they_have():
@@ -380,7 +384,7 @@ def test_a_player_who_cannot_pay_in_full_pays_what_they_have():
         tokens=[3, 10, 1, 16],
     )
     play(env, "discard Fear")
-    assert env.infos["player_1"]["score_changes"] == {"player_0": -3, "player_1": 6, "player_2": -1, "player_3": -2}
+    assert env.last_event["score_changes"] == {"player_0": -3, "player_1": 6, "player_2": -1, "player_3": -2}
     assert g.tokens == [0, 16, 0, 14]
 
 
@@ -396,7 +400,7 @@ def test_ma_dealt_a_complete_hand_wins_at_once_as_a_win_by_draw():
     # reset() cannot report it: the first step's event carries the payment.
     obs, *_ = env.last()
     env.step(int(np.flatnonzero(obs["action_mask"])[0]))
-    info = env.infos["player_0"]
+    info = env.last_event
     assert info["round"] == 1 and info["result"] == "win by draw" and info["winner"] == "player_0"
     assert info["score_changes"]["player_0"] == 12 and abs(sum(env.rewards.values())) < 1e-9
 
@@ -462,7 +466,7 @@ def test_winning_steal_beats_a_nearer_set_steal():
     play(env, "discard Summer")
     play(env, "steal as middle")
     play(env, "steal win")
-    assert env.infos["player_2"]["winner"] == "player_2" and g.round == 2
+    assert env.last_event["winner"] == "player_2" and g.round == 2
 
 
 def test_a_win_claimed_as_a_set_is_a_win_by_steal_and_has_win_priority():
@@ -473,7 +477,7 @@ def test_a_win_claimed_as_a_set_is_a_win_by_steal_and_has_win_priority():
     play(env, "steal as middle")
     assert legal_names(env) == {"pass", "steal win", "steal identical"}
     play(env, "steal identical")
-    assert env.infos["player_2"]["result"] == "win by steal" and env.infos["player_2"]["winner"] == "player_2"
+    assert env.last_event["result"] == "win by steal" and env.last_event["winner"] == "player_2"
 
 
 def test_among_set_claims_the_nearest_after_the_discarder_gets_the_card():
@@ -499,7 +503,7 @@ def test_among_win_claims_the_nearest_after_the_discarder_wins_even_across_seat_
     play(env, "steal win")
     assert env.agent_selection == "player_1"
     play(env, "steal win")
-    assert env.infos["player_3"]["winner"] == "player_3"
+    assert env.last_event["winner"] == "player_3"
 
 
 def test_steal_decisions_are_hidden_from_the_players_asked_later():
@@ -529,7 +533,7 @@ def test_empty_draw_pile_ends_the_round_without_payment_and_the_ma_rotates():
         pile_is_only=True,
     )
     play(env, "discard Fear")
-    info = env.infos["player_0"]
+    info = env.last_event
     assert info["result"] == "exhausted" and set(info["score_changes"].values()) == {0}
     assert g.tokens == [10] * 4 and all(r == 0 for r in env.rewards.values())
     assert g.round == 2 and g.ma == 1 and env.agent_selection == "player_1" and g.hand_sizes == [10, 11, 10, 10]
@@ -564,7 +568,7 @@ def test_game_ends_after_the_round_limit(n, limit):
     assert not g.game_over and g.round == limit
     _exhaust(env, g, limit, tokens, n)
     assert g.game_over and all(env.terminations.values())
-    assert env.infos["player_0"]["final_ranks"]["player_0"] == 1
+    assert env.last_event["final_ranks"]["player_0"] == 1
 
 
 def test_tied_leaders_play_extra_rounds_at_most_three_then_the_tie_stands():
@@ -576,7 +580,7 @@ def test_tied_leaders_play_extra_rounds_at_most_three_then_the_tie_stands():
     assert not g.game_over and g.round == 11  # extra round 3 comes
     _exhaust(env, g, 11, tied)
     assert g.game_over
-    ranks = env.infos["player_0"]["final_ranks"]
+    ranks = env.last_event["final_ranks"]
     assert ranks["player_0"] == ranks["player_1"] == 1 and ranks["player_2"] == 3
 
 
@@ -606,7 +610,7 @@ def test_game_ends_when_a_player_has_no_tokens():
     )
     play(env, "discard Fear")
     assert g.game_over and g.tokens == [5, 18, 0, 17]
-    assert env.infos["player_2"]["final_ranks"] == {"player_0": 3, "player_1": 1, "player_2": 4, "player_3": 2}
+    assert env.last_event["final_ranks"] == {"player_0": 3, "player_1": 1, "player_2": 4, "player_3": 2}
 
 
 # -- masks and hidden information over random play ---------------------------------------

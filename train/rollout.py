@@ -11,7 +11,7 @@ game in progress is finished, so no trajectory is cut off.
 Only the learner's seats produce transitions. Each learner seat of each table
 has its own stream; `Table.add_rewards` adds every reward the env hands out
 to the seat's *latest* transition, whoever's turn it was, and a seat's stream
-ends (`done`) when it is eliminated or the game ends.
+ends (`done`) when the game ends (a seat eliminated earlier collects nothing more).
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ class Table:
             agent = env.agent_selection
             if not env.terminations[agent]:
                 return True
-            self.close(env.possible_agents.index(agent), buf)  # eliminated: its stream ends here
+            self.close(env.possible_agents.index(agent), buf)
             env.step(None)
 
     def add_rewards(self, buf: Buffer, scale: float) -> None:
@@ -172,8 +172,7 @@ class Table:
 
     def reward_first_place(self, buf: Buffer) -> None:
         """--win-bonus: the seat that finishes first gets a last reward (tied firsts share it).
-        A seat still open at the end is the only kind that can be first: eliminated seats
-        finish last, and their streams closed when they left."""
+        Eliminated seats finish behind every seat still in, so they are never first."""
         ranks = self.final_ranks()
         firsts = ranks.count(1)
         for seat, rank in enumerate(ranks):
@@ -182,11 +181,10 @@ class Table:
 
     def final_ranks(self) -> list[int]:
         env = self.env
-        info = env.infos[env.agents[0]] if env.agents else {}
-        ranks = info.get("final_ranks")
-        if ranks is None:  # fall back on returns (rank 1 = best)
+        ranks = env.infos[env.agents[0]]["final_ranks"] if env.agents else None
+        if ranks is None or not ranks.any():  # fall back on returns (rank 1 = best)
             return [1 + sum(o > r for o in self.returns) for r in self.returns]
-        return [ranks[a] for a in env.possible_agents]
+        return [int(r) for r in ranks]
 
 
 class RolloutWorker:
