@@ -55,6 +55,13 @@ def make_raw(name: str, **kwargs: Any):
     return module(name).raw_env(**kwargs)
 
 
+def box_obs(env):
+    """Float32 Box observations, mask in ``infos[agent]["action_mask"]``: see `envs.wrappers`."""
+    from envs.wrappers import box_obs as wrap
+
+    return wrap(env)
+
+
 def _register() -> None:
     try:
         import pettingzoo

@@ -14,7 +14,8 @@ checks on bad input.
 
 Infos are built for replay buffers: every agent's ``infos`` dict has the same
 keys at every step from ``reset`` on, and every value is an int or a
-fixed-length int64 array (one entry per seat, absolute seat order):
+fixed-length tuple of ints (one entry per seat, absolute seat order; tuples
+so that infos compare with ``==`` and replay buffers turn them into arrays):
 
 * ``eliminated`` 0/1, ``illegal_move`` (offender's seat, -1 = none),
   ``scored`` (1 when this step ended a round/hand), ``scores`` and
@@ -177,6 +178,15 @@ class CardGameEnv(AECEnv):
             mask = self._no_moves.copy()
         return {"observation": game.observe(seat), "action_mask": mask}
 
+    def action_mask(self, agent: str) -> np.ndarray:
+        """The agent's action mask as in its observation (all zeros unless it is to act)."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before action_mask()")
+        game = self.game
+        if agent == self.agent_selection and self._seat[agent] == game.current_player and not game.game_over:
+            return game.legal_mask().copy()
+        return self._no_moves.copy()
+
     def last(self, observe: bool = True):
         # AECEnv.last without its assert: this runs once per agent step.
         if not self._has_reset:
@@ -256,27 +266,27 @@ class CardGameEnv(AECEnv):
             raise ValueError(f"action {action} is outside the action space [0, {n})")
         return int(action)
 
-    def _info(self, seat: int, details: dict, changes: np.ndarray, scored: int, illegal: int = -1,
-              final: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
+    def _info(self, seat: int, details: dict, changes: tuple[int, ...], scored: int, illegal: int = -1,
+              final: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> dict[str, Any]:
         n = self.game.num_players
         info = {
             "eliminated": int(self.game.out[seat]),
             "illegal_move": illegal,
             "scored": scored,
-            "scores": np.array(self.game.scores, np.int64),
+            "scores": tuple(self.game.scores),
             "score_changes": changes,
-            "final_ranks": final[0] if final else np.zeros(n, np.int64),
-            "final_scores": final[1] if final else np.zeros(n, np.int64),
+            "final_ranks": final[0] if final else (0,) * n,
+            "final_scores": final[1] if final else (0,) * n,
         }
         for k, default in self._info_defaults.items():
             v = details.get(k, default)
-            info[k] = np.array(v, np.int64) if isinstance(default, (list, tuple)) else int(v)
+            info[k] = tuple(map(int, v)) if isinstance(default, (list, tuple)) else int(v)
         return info
 
     def _set_quiet_infos(self) -> None:
         # Infos of steps without an event; they change only when scores or eliminations do,
         # so they are rebuilt at events and shared (never mutated) by the quiet steps after.
-        zeros = np.zeros(self.game.num_players, np.int64)
+        zeros = (0,) * self.game.num_players
         self._quiet_infos = {a: self._info(self._seat[a], {}, zeros, 0) for a in self.possible_agents}
 
     def _readable(self, details: dict) -> dict[str, Any]:
@@ -296,7 +306,7 @@ class CardGameEnv(AECEnv):
     def _score(self, event) -> None:
         rewards = zero_sum_rewards(event)
         agents, seat = self.possible_agents, self._seat
-        changes = np.array(event.deltas, np.int64)
+        changes = tuple(map(int, event.deltas))
         self.last_event = {
             **self._readable(event.details),
             "score_changes": dict(zip(agents, map(int, event.deltas))),
@@ -304,7 +314,7 @@ class CardGameEnv(AECEnv):
         }
         final = None
         if self.game.game_over:
-            final = (np.array(self.game.ranks(), np.int64), np.array(self.game.scores, np.int64))
+            final = (tuple(map(int, self.game.ranks())), tuple(map(int, self.game.scores)))
             self.last_event["final_ranks"] = dict(zip(agents, map(int, final[0])))
             self.last_event["final_scores"] = dict(zip(agents, map(int, final[1])))
         for k in self.agents:
@@ -325,7 +335,7 @@ class CardGameEnv(AECEnv):
         warnings.warn(f"{agent} made an illegal move; the game ends and {agent} gets -1.", stacklevel=3)
         self._cumulative_rewards[agent] = 0.0
         offender = self._seat[agent]
-        zeros = np.zeros(self.game.num_players, np.int64)
+        zeros = (0,) * self.game.num_players
         for k in self.agents:
             r = -1.0 if k == agent else 0.0
             self.rewards[k] = r

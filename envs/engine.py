@@ -255,7 +255,9 @@ class Bounds:
         low, high = np.array(self.low, np.float32), np.array(self.high, np.float32)
         if np.any(low > high):
             raise AssertionError("bounds: a low above its high")
-        return low, high
+        # Every range includes 0, so that zero padding (frame stacking before the
+        # first frames, an absent entry) stays inside the space.
+        return np.minimum(low, 0), np.maximum(high, 0)
 
 
 def is_int_between(x: Any, low: int, high: int) -> bool:

@@ -160,9 +160,9 @@ def check_observations(env, none_step_masks: bool = True) -> None:
         vec, mask = obs["observation"], obs["action_mask"]
         if vec.dtype != np.float32 or vec.shape != (game.obs_size,):
             raise InvariantError(f"{agent}: observation {vec.dtype}{vec.shape}, expected float32({game.obs_size},)")
-        lo, hi = (float(vec.min()), float(vec.max())) if vec.size else (0.0, 0.0)
-        if not (game.obs_low <= lo and hi <= game.obs_high):  # False for NaN too
-            raise InvariantError(f"{agent}: observation not finite or outside its Box")
+        if not np.all((game.obs_low <= vec) & (vec <= game.obs_high)):  # False for NaN too
+            bad = np.flatnonzero(~((game.obs_low <= vec) & (vec <= game.obs_high))).tolist()
+            raise InvariantError(f"{agent}: observation not finite or outside its per-index bounds at {bad}")
         if mask.dtype != np.int8 or mask.shape != (n_act,) or (mask.size and (mask.min() < 0 or mask.max() > 1)):
             raise InvariantError(f"{agent}: action mask {mask.dtype}{mask.shape} is not a 0/1 int8 vector of {n_act}")
         acting = agent == selected and not env.terminations[agent] and not game.game_over
@@ -540,7 +540,7 @@ class GameChecker:
             info = env.infos[k]
             if info["illegal_move"] >= 0:
                 continue
-            if not info["final_ranks"].any():
+            if not any(info["final_ranks"]):
                 raise InvariantError(f"game over but infos[{k}] lacks final_ranks")
             if list(info["final_scores"]) != scores:
                 raise InvariantError(f"final_scores {info['final_scores']} differ from the scores {scores}")

@@ -316,7 +316,7 @@ def play_game(env, agents: Sequence[Any], seed: int, labels: Sequence[str] | Non
             for info in env.infos.values():
                 if info["illegal_move"] >= 0:
                     raise RuntimeError(f"{env.possible_agents[info['illegal_move']]} made an illegal move (game seed {seed})")
-                if info["final_ranks"].any():
+                if any(info["final_ranks"]):
                     final = info
                     break
     if final is None:

@@ -274,7 +274,7 @@ def test_seed_example_dead_5_targets_the_nearest_to_the_callers_right():
     assert g.starter == 0
     assert dead_target(g.tops, 0, 5) == 3  # D, not B: searching F, E, D, ...
     play(env, "DEAD 5")
-    info = env.infos["player_0"]
+    info = env.last_event
     assert info["target"] == "player_3" and info["caller"] == "player_0" and info["value"] == 5
 
 
@@ -290,8 +290,8 @@ def test_right_call_target_pays_value_caller_takes_pot():
     env, g = fresh(6, deal=SIX)
     door_layer(env, [2, 5, 9, 5, 4, 6])
     play(env, "DEAD 5")  # no 5 in any hand
-    info = env.infos["player_0"]
-    assert info["call_right"] is True and info["copies_in_hands"] == 0
+    info = env.last_event
+    assert info["call_right"] == 1 and info["copies_in_hands"] == 0
     assert info["paid"] == 5 and info["pot"] == 6
     assert info["score_changes"] == {"player_0": 10, "player_1": -1, "player_2": -1, "player_3": -6, "player_4": -1, "player_5": -1}
     assert info["scores"] == {"player_0": 60, "player_1": 49, "player_2": 49, "player_3": 44, "player_4": 49, "player_5": 49}
@@ -305,8 +305,8 @@ def test_wrong_call_caller_pays_value_target_takes_pot():
     env, g = fresh(6, deal=SIX)
     door_layer(env, [2, 5, 9, 5, 4, 6])
     play(env, "DEAD 6")  # F shows 6; D and E still hold a 6
-    info = env.infos["player_0"]
-    assert info["target"] == "player_5" and info["call_right"] is False and info["copies_in_hands"] == 2
+    info = env.last_event
+    assert info["target"] == "player_5" and info["call_right"] == 0 and info["copies_in_hands"] == 2
     assert info["score_changes"] == {"player_0": -7, "player_1": -1, "player_2": -1, "player_3": -1, "player_4": -1, "player_5": 11}
 
 
@@ -320,23 +320,23 @@ def test_callers_own_hand_counts():
     holdings = [g.hands[s][6] for s in range(6)]
     assert holdings[0] == 2 and sum(holdings) == 2  # only the caller holds 7s
     play(env, "DEAD 7")
-    info = env.infos["player_0"]
-    assert info["call_right"] is False and info["target"] == "player_5"
+    info = env.last_event
+    assert info["call_right"] == 0 and info["target"] == "player_5"
 
 
 def test_player_who_cannot_pay_in_full_pays_what_they_have():
     env, g = fresh(6, deal=SIX, starting_chips=4)  # 3 chips each after the ante
     door_layer(env, [2, 5, 9, 5, 4, 6])
     play(env, "DEAD 5")  # right: the target owes 5 but has 3
-    info = env.infos["player_0"]
+    info = env.last_event
     assert info["paid"] == 3
     assert info["score_changes"]["player_3"] == -4 and info["score_changes"]["player_0"] == 3 + 6 - 1
     # wrong call: the caller owes 9 but has 3
     env, g = fresh(6, deal=SIX, starting_chips=4)
     door_layer(env, [2, 5, 9, 5, 4, 6])
     play(env, "DEAD 9")
-    info = env.infos["player_0"]
-    assert info["call_right"] is False and info["paid"] == 3 and info["target"] == "player_2"
+    info = env.last_event
+    assert info["call_right"] == 0 and info["paid"] == 3 and info["target"] == "player_2"
     assert info["score_changes"]["player_0"] == -4 and info["score_changes"]["player_2"] == 3 + 6 - 1
 
 
@@ -396,8 +396,8 @@ def test_a_player_who_cannot_ante_ends_the_game():
     assert g.game_over and g.hand_number == 1
     assert g.chips == [6, 0, 0, 0, 0, 0]  # the target had nothing to pay; the pot went to the caller
     assert env.terminations == {a: True for a in env.agents}
-    assert env.infos["player_0"]["final_scores"]["player_0"] == 6
-    assert env.infos["player_0"]["final_ranks"] == {"player_0": 1, **{f"player_{s}": 2 for s in range(1, 6)}}
+    assert env.last_event["final_scores"]["player_0"] == 6
+    assert env.last_event["final_ranks"] == {"player_0": 1, **{f"player_{s}": 2 for s in range(1, 6)}}
 
 
 def test_a_player_with_one_chip_left_still_antes_and_plays():
@@ -459,8 +459,8 @@ def test_mask_target_and_verdict_equal_brute_force(n):
             v = action - 9
             target = brute_force_target(places, n, me, v)
             right = all(v not in places[f"hand {s}"] for s in range(n))
-            info = env.infos[f"player_{me}"]
-            assert info["target"] == f"player_{target}" and info["call_right"] is right
+            info = env.last_event
+            assert info["target"] == f"player_{target}" and info["call_right"] == right
             payer, winner = (target, me) if right else (me, target)
             assert info["paid"] == min(v, chips[payer])
             changes = info["score_changes"]

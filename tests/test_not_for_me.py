@@ -387,7 +387,8 @@ def test_max_round_steps_truncates_with_no_penalties_and_reports_in_infos():
     for i in range(4):
         mask = e.observe(e.agent_selection)["action_mask"]
         e.step(int(rnd.choice(list(np.flatnonzero(mask)))))
-    assert all(info.get("round_truncated") is True for info in e.infos.values())
+    assert all(info["round_truncated"] == 1 and info["scored"] == 1 for info in e.infos.values())
+    assert e.last_event["round_truncated"] == 1 and e.last_event["went_out"] is None
     assert all(r == 0 for r in e.rewards.values())
     assert e.unwrapped.game.round == 2 and e.unwrapped.game.penalties == [0, 0, 0]
     assert e.agent_selection == "player_1"  # decision: the seat after the truncated round's starter
@@ -395,7 +396,8 @@ def test_max_round_steps_truncates_with_no_penalties_and_reports_in_infos():
         mask = e.observe(e.agent_selection)["action_mask"]
         e.step(int(rnd.choice(list(np.flatnonzero(mask)))))
     assert all(e.terminations.values())
-    assert e.infos["player_0"]["final_ranks"] == {f"player_{i}": 1 for i in range(3)}
+    assert e.infos["player_0"]["final_ranks"] == (1, 1, 1)
+    assert e.last_event["final_ranks"] == {f"player_{i}": 1 for i in range(3)}
 
 
 def test_round_end_rewards_are_zero_sum_in_the_env():
@@ -405,8 +407,10 @@ def test_round_end_rewards_are_zero_sum_in_the_env():
     e.step(e.action_from_name("play 1 of 4"))
     assert e.rewards == {"player_0": 7.5, "player_1": -7.5}
     info = e.infos["player_1"]
-    assert info["score_changes"] == {"player_0": 0, "player_1": -15}
-    assert info["round_penalties"] == {"player_0": 0, "player_1": 15}
+    assert info["score_changes"] == (0, -15) and info["round_penalties"] == (0, 15) and info["went_out"] == 0
+    event = e.last_event
+    assert event["score_changes"] == {"player_0": 0, "player_1": -15}
+    assert event["round_penalties"] == {"player_0": 0, "player_1": 15} and event["went_out"] == "player_0"
 
 
 # -- observation ---------------------------------------------------------------------
