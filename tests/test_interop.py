@@ -1,0 +1,281 @@
+"""What RL libraries rely on: storable infos, Box observations, the parallel converter, SB3 masking.
+
+Library tests skip when the library is not installed (pytest.importorskip).
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+import envs
+from tests.conftest import GAMES
+
+COMMON_KEYS = {"eliminated", "illegal_move", "scored", "scores", "score_changes", "final_ranks", "final_scores"}
+
+
+def _random_game(env, seed: int, check=lambda env: None) -> int:
+    """Play random legal moves (masks from the observation), calling check after reset and every step."""
+    rnd = random.Random(seed)
+    env.reset(seed=seed)
+    check(env)
+    steps = 0
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else int(rnd.choice(np.flatnonzero(obs["action_mask"]))))
+        check(env)
+        steps += 1
+    return steps
+
+
+# -- infos a replay buffer can store ----------------------------------------------------
+
+
+@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("which", ["min", "default"])
+def test_infos_have_fixed_numeric_keys_at_every_step(game, which):
+    cls = envs.module(game).raw_env.engine_cls
+    n = cls.min_players if which == "min" else cls.default_players
+    env = envs.make(game, num_players=n)
+    game_keys = set(env.unwrapped.game.info_defaults())
+    schema: dict[str, int | None] = {}  # key -> tuple length (None for a plain int)
+    seen_scored = seen_final = 0
+
+    def check(env):
+        nonlocal seen_scored, seen_final
+        raw = env.unwrapped
+        for agent, info in env.infos.items():
+            assert set(info) == COMMON_KEYS | game_keys, f"{agent}: keys {sorted(info)}"
+            for k, v in info.items():
+                if isinstance(v, tuple):
+                    assert all(type(x) is int for x in v), f"{k}={v!r}"
+                    shape = len(v)
+                else:
+                    assert type(v) is int, f"{k}={v!r} is a {type(v).__name__}"
+                    shape = None
+                assert schema.setdefault(k, shape) == shape, f"{k} changed shape"
+            assert info["eliminated"] == int(raw.game.out[raw.possible_agents.index(agent)])
+            assert info["illegal_move"] == -1
+            assert list(info["scores"]) == list(raw.game.scores)
+            seen_scored += info["scored"]
+            seen_final += any(info["final_ranks"])
+        # A replay buffer stacks them into arrays without object dtypes.
+        for info in env.infos.values():
+            for v in info.values():
+                assert np.asarray(v).dtype.kind == "i"
+
+    _random_game(env, 5, check)
+    assert schema["scores"] == schema["final_ranks"] == n
+    assert seen_scored and seen_final, "the game never reported an event or its end in infos"
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_readable_event_matches_the_numeric_infos(game):
+    env = envs.make(game)
+    raw = env.unwrapped
+    events = 0
+
+    def check(env):
+        nonlocal events
+        event = raw.last_event
+        if not env.agents:
+            return
+        info = env.infos[env.agents[0]]
+        if event is None:
+            assert info["scored"] == 0 and not any(info["score_changes"])
+            return
+        events += 1
+        assert info["scored"] == 1
+        assert event["score_changes"] == dict(zip(raw.possible_agents, info["score_changes"]))
+        for k in raw.game.INFO_SEATS:
+            want = None if info[k] < 0 else raw.possible_agents[info[k]]
+            assert event.get(k, want) == want
+        for k, names in raw.game.INFO_CODES.items():
+            if k in event:
+                assert event[k] == names[info[k]]
+
+    _random_game(env, 8, check)
+    assert events > 0
+
+
+# -- Neu: eliminated players stay until everyone ends together --------------------------------
+
+
+def test_neu_eliminated_players_stay_in_agents_with_zero_masks_and_rewards():
+    env = envs.make("neu", num_players=4)
+    raw = env.unwrapped
+    out_since: dict[str, int] = {}
+    step = 0
+
+    def check(env):
+        nonlocal step
+        step += 1
+        game_over = raw.game.game_over
+        if not game_over:
+            assert env.agents == env.possible_agents and not any(env.terminations.values())
+        for s, agent in enumerate(raw.possible_agents):
+            if raw.game.out[s] and agent in env.agents:
+                if agent in out_since:  # from the step after its elimination on
+                    assert env.rewards[agent] == 0
+                out_since.setdefault(agent, step)
+                assert env.infos[agent]["eliminated"] == 1
+                if not game_over:
+                    assert env.agent_selection != agent
+                    assert not env.observe(agent)["action_mask"].any()
+        if game_over and env.agents:
+            assert all(env.terminations.values())
+
+    _random_game(env, 3, check)
+    assert len(out_since) == 3, "a 4-player Neu game ends after three eliminations"
+
+
+# -- Box observations and SuperSuit ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_box_obs_passes_api_test_and_keeps_the_mask_in_infos(game):
+    from pettingzoo.test import api_test
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(envs.box_obs(envs.make(game)), num_cycles=60)
+    env = envs.box_obs(envs.make(game))
+    raw = env.unwrapped
+    env.reset(seed=2)
+    rnd = random.Random(2)
+    space = env.observation_space(env.possible_agents[0])
+    assert space.dtype == np.float32 and space.shape == (raw.game.obs_size,)
+    assert np.array_equal(space.low, raw.game.obs_low) and np.array_equal(space.high, raw.game.obs_high)
+    for agent in env.agent_iter(max_iter=300):
+        obs, _, term, trunc, info = env.last()
+        assert space.contains(obs)
+        assert np.array_equal(info["action_mask"], raw.observe(agent)["action_mask"])
+        assert "action_mask" not in raw.infos[agent]  # the env's own infos stay numeric and mask-free
+        action = None if term or trunc else env.action_space(agent).sample(info["action_mask"])
+        env.step(action)
+    with pytest.raises(ValueError, match="already"):
+        envs.box_obs(env)
+
+
+SUPERSUIT_WRAPPERS = {
+    "flatten_v0": lambda ss, e: ss.flatten_v0(e),
+    "frame_stack_v1": lambda ss, e: ss.frame_stack_v1(e, 3),
+    "normalize_obs_v0": lambda ss, e: ss.normalize_obs_v0(e, env_min=-1.0, env_max=1.0),
+    "dtype_v0": lambda ss, e: ss.dtype_v0(e, np.float64),
+}
+
+
+@pytest.mark.parametrize("wrapper", sorted(SUPERSUIT_WRAPPERS))
+@pytest.mark.parametrize("game", GAMES)
+def test_supersuit_observation_wrappers_work_on_box_obs(game, wrapper):
+    ss = pytest.importorskip("supersuit")
+    env = SUPERSUIT_WRAPPERS[wrapper](ss, envs.box_obs(envs.make(game)))
+    env.reset(seed=4)
+    rnd = random.Random(4)
+    steps = 0
+    for agent in env.agent_iter(max_iter=400):
+        obs, _, term, trunc, info = env.last()
+        space = env.observation_space(agent)
+        assert space.contains(obs), f"{wrapper}: observation outside {space}"
+        mask = info["action_mask"]
+        if not (term or trunc):
+            assert mask.any()
+        env.step(None if term or trunc else int(rnd.choice(np.flatnonzero(mask))))
+        steps += 1
+    assert steps > 20
+    if wrapper == "normalize_obs_v0":
+        assert space.low.min() == -1.0 and space.high.max() == 1.0
+
+
+# -- the parallel API through PettingZoo's turn-based converter ------------------------------
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_parallel_api_test_passes_through_turn_based_converter(game):
+    from pettingzoo.test import parallel_api_test
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parallel_api_test(turn_based_aec_to_parallel(envs.make(game)), num_cycles=200)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_parallel_acting_agent_always_has_moves(game):
+    """Exactly the agent to act has a non-empty mask at every parallel step, Neu's eliminations included."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    par = turn_based_aec_to_parallel(envs.make(game, num_players=4))
+    aec = par.aec_env
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        obs, _ = par.reset(seed=seed)
+        steps = 0
+        while par.agents:
+            acting = aec.agent_selection
+            with_moves = [a for a, o in obs.items() if o["action_mask"].any()]
+            assert with_moves == [acting], f"step {steps}: masks with moves {with_moves}, acting {acting}"
+            actions = {a: int(rng.choice(np.flatnonzero(o["action_mask"]))) if a == acting else 0 for a, o in obs.items()}
+            obs, _, terms, _, _ = par.step(actions)
+            obs = {a: o for a, o in obs.items() if not terms[a]}
+            steps += 1
+        assert steps > 10
+    if game == "neu":
+        assert sum(aec.unwrapped.game.out) == 3  # the last game went through every elimination
+
+
+# -- PettingZoo's "SB3: action-masked PPO" tutorial pattern ---------------------------------
+
+
+def _sb3_tutorial_wrapper():
+    import gymnasium
+    import pettingzoo.utils
+
+    class SelfPlayMaskWrapper(pettingzoo.utils.BaseWrapper, gymnasium.Env):
+        """One policy plays every seat: observation vector out, mask through action_mask()."""
+
+        games_finished = 0
+
+        def reset(self, seed=None, options=None):
+            super().reset(seed, options)
+            self.observation_space = super().observation_space(self.possible_agents[0])["observation"]
+            self.action_space = super().action_space(self.possible_agents[0])
+            return self.observe(self.agent_selection), {}
+
+        def step(self, action):
+            agent = self.agent_selection
+            super().step(action)
+            done = self.terminations[agent] or self.truncations[agent]
+            self.games_finished += done
+            return (self.observe(self.agent_selection), self._cumulative_rewards[agent], self.terminations[agent],
+                    self.truncations[agent], self.infos[agent])
+
+        def observe(self, agent):
+            return super().observe(agent)["observation"]
+
+        def action_mask(self):
+            return super().observe(self.agent_selection)["action_mask"]
+
+    return SelfPlayMaskWrapper
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_sb3_maskable_ppo_tutorial_pattern_trains(game):
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from sb3_contrib.common.wrappers import ActionMasker
+
+    wrapped = _sb3_tutorial_wrapper()(envs.make(game, num_players=4))
+    wrapped.reset(seed=0)
+    env = ActionMasker(wrapped, lambda e: e.action_mask())
+    budget = 512 if game == "neu" else 128  # Neu: at least one whole game, so three eliminations
+    model = MaskablePPO(MaskableActorCriticPolicy, env, n_steps=budget // 2, batch_size=64, n_epochs=1, seed=0,
+                        policy_kwargs={"net_arch": [32]}, device="cpu")
+    model.learn(total_timesteps=budget)
+    assert model.num_timesteps >= budget
+    if game == "neu":
+        assert wrapped.games_finished >= 1
