@@ -8,7 +8,7 @@ Rules: RULES.md §2 (original: shared/seeds/deadfall.ja.txt). Engine: `envs/dead
 | Import             | `from envs import deadfall_v0`                      |
 |--------------------|-----------------------------------------------------|
 | Actions            | Discrete(20)                                        |
-| Parallel API       | No                                                  |
+| Parallel API       | via `turn_based_aec_to_parallel`                    |
 | Manual control     | `python -m experiments.play --game deadfall`        |
 | Agents             | `player_0 … player_{n-1}`                           |
 | Observation shape  | (25 + 17·num_players,) float32, plus an int8 mask   |
@@ -85,6 +85,12 @@ critics: every hand (10 counts per seat, absolute seat order), the set-aside
 counts, every face-down door card (rank or 0, per seat), then indices 20 …
 of `player_0`'s observation.
 
+`observation_space(agent)["observation"]` is a Box with per-index bounds
+(`env.unwrapped.game.obs_low` / `obs_high`; `state_space` likewise) that hold
+in every reachable state; every range includes 0. For
+libraries that need a Box observation, `envs.box_obs(env)` gives the float32
+vector with the mask in `infos[agent]["action_mask"]` (see `docs/interop.md`).
+
 ## Rewards
 Score = chips. Only a DEAD call changes scores: it settles the hand, and its
 score event carries each player's net chip change **over the whole hand,
@@ -96,11 +102,38 @@ cumulative reward over a game equals the final chips minus
 player's ante in the pot still counts in `env.unwrapped.game.scores` (chips
 in front + 1), so `infos["scores"]` always equals the starting chips plus
 the sum of `infos["score_changes"]`; the observation shows the chips
-actually in front of each player and the pot. With the event, `infos` holds
-`score_changes`, `scores`, and the call: `caller`, `target`, `value`,
-`call_right`, `copies_in_hands` (how many v the revealed hands held), `paid`
-(chips actually paid), `pot`, `hand`. At the end of the game it also holds
-`final_scores` (chips) and `final_ranks` (1 = most chips, ties share).
+actually in front of each player and the pot. The call and, at the end, the
+final ranks go in `infos` (below).
+
+## Infos
+Every agent's `infos` dict has the same keys at every step, `reset` included,
+and every value is an int or a tuple of ints with one entry per seat
+(absolute seat order), so replay buffers can stack them. Seats are indices
+(−1 = none), results are integer codes, and a key without news holds its
+"absent" value.
+
+| key             | value                                                          |
+|-----------------|----------------------------------------------------------------|
+| `eliminated`    | 1 if this agent is out of the game, else 0 (always 0 here)|
+| `illegal_move`  | `env()` only: seat of the player whose masked-out action ended the game; −1 = none |
+| `scored`        | 1 on the step that settles a hand (a DEAD call), else 0                            |
+| `scores`        | running scores per seat (chips, a player's ante counted until the hand is settled)                              |
+| `score_changes` | raw score change per seat at this step (all 0 without an event) |
+| `final_ranks`   | rank per seat at the end of the game (1 = most chips, ties share); all 0 before    |
+| `final_scores`  | score per seat at the end of the game; all 0 before            |
+| `caller`        | seat that called DEAD; −1 = no event                           |
+| `target`        | seat whose top card was called; −1 = no event                  |
+| `value`         | value called (1–10); 0 = no event                              |
+| `call_right`    | 1 if no hand held the value (the caller wins), else 0          |
+| `copies_in_hands` | how many of the value the revealed hands held                |
+| `paid`          | chips actually paid between caller and target                  |
+| `pot`           | chips in the pot taken by the winner of the call               |
+| `hand`          | the hand that ended (1-based); 0 = no event                    |
+
+`env.unwrapped.last_event` holds the same event readably for logs and
+replays: agent names instead of seats, names instead of codes,
+`score_changes` / `scores` (and at the end `final_ranks` / `final_scores`)
+as `{agent: int}`; it is None after a step that scored nothing.
 
 ## Rule options
 | option           | default | meaning                                      |
@@ -134,7 +167,7 @@ raises ValueError saying so. Later hands are dealt from the seeded RNG.
 ## Bad input
 An action of the wrong type raises TypeError, one outside the space
 ValueError. A masked-out action: `raw_env` raises ValueError; `env()` ends
-the game, the offender gets −1 and `infos[*]["illegal_move"]` names it
+the game, the offender gets −1 and every `infos[*]["illegal_move"]` holds its seat
 (PettingZoo classic's convention). Bad rule options raise ValueError naming
 the expected values.
 

@@ -8,7 +8,7 @@ Rules: RULES.md §3 (original: shared/seeds/neu.ja.txt). Engine: `envs/neu.py`.
 | Import             | `from envs import neu_v0`                          |
 |--------------------|----------------------------------------------------|
 | Actions            | Discrete(16 + num_players)                         |
-| Parallel API       | No                                                 |
+| Parallel API       | via `turn_based_aec_to_parallel`                   |
 | Manual control     | `python -m experiments.play --game neu`            |
 | Agents             | `player_0 … player_{n-1}`                          |
 | Observation shape  | (41 + 5·num_players,) float32, plus an int8 mask   |
@@ -16,8 +16,10 @@ Rules: RULES.md §3 (original: shared/seeds/neu.ja.txt). Engine: `envs/neu.py`.
 
 Each player holds 3 cards. On a turn a player plays one card, the running
 total changes, and they draw one. A player who must play and has no legal
-card loses the round and pays a chip; at 0 chips they are out (terminated).
-The last player with chips wins.
+card loses the round and pays a chip; at 0 chips they are out: they stay in
+`agents` with an all-zero mask and reward 0, are never selected again, and
+are terminated with everyone else when the game ends (PettingZoo classic's
+convention). The last player with chips wins.
 
 ## Card notation (stacked deals, rendering)
 "1" … "9", "10", "50", "-10", "-1", "101", "pass", "turn", "shot", "double"
@@ -62,13 +64,42 @@ view for centralised critics: every hand (18 counts per seat, absolute seat
 order), the draw pile's counts, then the public block above as seen from
 `player_0`.
 
+`observation_space(agent)["observation"]` is a Box with per-index bounds
+(`env.unwrapped.game.obs_low` / `obs_high`; `state_space` likewise) that hold
+in every reachable state (the running total is shown clipped at −200, far
+below any real game); every range includes 0. For libraries that need a Box observation, `envs.box_obs(env)` gives the float32
+vector with the mask in `infos[agent]["action_mask"]` (see `docs/interop.md`).
+
 ## Rewards
 Score = chips. When a player loses a round (−1 chip), every player still in
 the game at that moment gets its chip change minus the mean change:
-the loser −(m−1)/m, each other +1/m (m players in). `infos` then holds
-`score_changes`, `scores`, `round_loser`, `round`, `total`; at the end of the
-game, also `final_scores` and `final_ranks` (1 = winner; players who went out
-rank by when they went out).
+the loser −(m−1)/m, each other +1/m (m players in); players already out get
+0. The event and, at the end, the final ranks go in `infos` (below).
+
+## Infos
+Every agent's `infos` dict has the same keys at every step, `reset` included,
+and every value is an int or a tuple of ints with one entry per seat
+(absolute seat order), so replay buffers can stack them. Seats are indices
+(−1 = none), results are integer codes, and a key without news holds its
+"absent" value.
+
+| key             | value                                                          |
+|-----------------|----------------------------------------------------------------|
+| `eliminated`    | 1 if this agent is out of the game, else 0; an eliminated player stays in `agents` until the end|
+| `illegal_move`  | `env()` only: seat of the player whose masked-out action ended the game; −1 = none |
+| `scored`        | 1 on the step that ends a round (someone loses a chip), else 0                            |
+| `scores`        | running scores per seat (chips)                              |
+| `score_changes` | raw score change per seat at this step (all 0 without an event) |
+| `final_ranks`   | rank per seat at the end of the game (1 = winner; players who went out rank by when they went out); all 0 before    |
+| `final_scores`  | score per seat at the end of the game; all 0 before            |
+| `round_loser`   | seat that lost the round and paid a chip; −1 = no event        |
+| `round`         | the round that ended (1-based); 0 = no event                   |
+| `total`         | the total the loser could not play on; 0 = no event            |
+
+`env.unwrapped.last_event` holds the same event readably for logs and
+replays: agent names instead of seats, names instead of codes,
+`score_changes` / `scores` (and at the end `final_ranks` / `final_scores`)
+as `{agent: int}`; it is None after a step that scored nothing.
 
 ## Rule options
 None: RULES.md fixes 3 chips each and 3-card hands.
@@ -81,6 +112,9 @@ None: RULES.md fixes 3 chips each and 3-card hands.
 * The total may go below 0.
 * A Pass, Turn or Shot as the *second* of two plays just has its normal effect.
 * Rewards are zero-sum per scoring event (see Rewards).
+* A player eliminated before the end stays in `agents` until the game ends:
+  never selected, all-zero mask, reward 0; every agent is terminated
+  together at the end (PettingZoo classic's convention).
 * The loser deals the next round and plays first; if the loser is out, the
   next player still in (clockwise) does.
 
@@ -94,7 +128,7 @@ Later rounds are dealt from the seeded RNG.
 ## Bad input
 An action of the wrong type raises TypeError, one outside the space
 ValueError. A masked-out action: `raw_env` raises ValueError; `env()` ends
-the game, the offender gets −1 and `infos[*]["illegal_move"]` names it
+the game, the offender gets −1 and every `infos[*]["illegal_move"]` holds its seat
 (PettingZoo classic's convention).
 
 ## Version history

@@ -9,7 +9,7 @@ Rules: RULES.md §1 (original: shared/seeds/not_for_me.ja.txt). Engine: `envs/no
 |--------------------|----------------------------------------------------------|
 | Actions            | Discrete(36·C + 6·num_players + 6), C = copies per number |
 |                    | (2p: 270, 3p: 312, 4p: 390, 5p: 396)                     |
-| Parallel API       | No                                                       |
+| Parallel API       | via `turn_based_aec_to_parallel`                         |
 | Manual control     | `python -m experiments.play --game not_for_me`           |
 | Agents             | `player_0 … player_{n-1}`                                |
 | Observation shape  | (47 + 6·num_players,) float32, plus an int8 mask         |
@@ -81,13 +81,43 @@ offer the observer did not make (a hand size excludes cards on offer).
 seat, absolute seat order), the draw pile's counts, the pending offer's number
 (0 = none), then indices 7… of the observation as seen from `player_0`.
 
+`observation_space(agent)["observation"]` is a Box with per-index bounds
+(`env.unwrapped.game.obs_low` / `obs_high`; `state_space` likewise) that hold
+in every reachable state; every range includes 0. For
+libraries that need a Box observation, `envs.box_obs(env)` gives the float32
+vector with the mask in `infos[agent]["action_mask"]` (see `docs/interop.md`).
+
 ## Rewards
 Score = −penalty. At the end of each round every player gets its score change
-minus the mean change, so rewards sum to zero. `infos` then holds
-`score_changes`, `scores`, `round`, `went_out` and `round_penalties`; a round
-cut at `max_round_steps` instead reports `round_truncated: True` (zero changes,
-zero rewards). At the end of the game, also `final_scores` and `final_ranks`
-(1 = lowest total penalty; ties share a rank).
+minus the mean change, so rewards sum to zero. A round cut at
+`max_round_steps` reports `round_truncated` = 1 in `infos` (zero changes,
+zero rewards). The event and, at the end, the final ranks go in `infos` (below).
+
+## Infos
+Every agent's `infos` dict has the same keys at every step, `reset` included,
+and every value is an int or a tuple of ints with one entry per seat
+(absolute seat order), so replay buffers can stack them. Seats are indices
+(−1 = none), results are integer codes, and a key without news holds its
+"absent" value.
+
+| key             | value                                                          |
+|-----------------|----------------------------------------------------------------|
+| `eliminated`    | 1 if this agent is out of the game, else 0 (always 0 here)|
+| `illegal_move`  | `env()` only: seat of the player whose masked-out action ended the game; −1 = none |
+| `scored`        | 1 on the step that ends a round, else 0                            |
+| `scores`        | running scores per seat (−penalty)                              |
+| `score_changes` | raw score change per seat at this step (all 0 without an event) |
+| `final_ranks`   | rank per seat at the end of the game (1 = lowest total penalty, ties share); all 0 before    |
+| `final_scores`  | score per seat at the end of the game; all 0 before            |
+| `round`         | the round that ended (1-based); 0 = no event                   |
+| `went_out`      | seat that emptied its hand; −1 = none (or a truncated round)   |
+| `round_penalties` | penalty points per seat taken in that round                  |
+| `round_truncated` | 1 if the round hit `max_round_steps` with nobody out (no penalties) |
+
+`env.unwrapped.last_event` holds the same event readably for logs and
+replays: agent names instead of seats, names instead of codes,
+`score_changes` / `scores` (and at the end `final_ranks` / `final_scores`)
+as `{agent: int}`; it is None after a step that scored nothing.
 
 ## Rule options
 | option            | default              | meaning                                                  |
@@ -137,7 +167,7 @@ keys) raises ValueError saying what is wrong. Later rounds are dealt from the se
 ## Bad input
 An action of the wrong type raises TypeError, one outside the space
 ValueError. A masked-out action: `raw_env` raises ValueError; `env()` ends
-the game, the offender gets −1 and `infos[*]["illegal_move"]` names it
+the game, the offender gets −1 and every `infos[*]["illegal_move"]` holds its seat
 (PettingZoo classic's convention). Bad rule options raise ValueError naming
 the expected values.
 

@@ -9,7 +9,7 @@ Engine: `envs/not_your_mas_jong.py`.
 | Import             | `from envs import not_your_mas_jong_v0`                    |
 |--------------------|------------------------------------------------------------|
 | Actions            | Discrete(31)                                               |
-| Parallel API       | No                                                         |
+| Parallel API       | via `turn_based_aec_to_parallel`                           |
 | Manual control     | `python -m experiments.play --game not_your_mas_jong`      |
 | Agents             | `player_0 … player_{n-1}`                                  |
 | Observation shape  | (53 + 54·num_players,) float32, plus an int8 mask          |
@@ -108,6 +108,12 @@ decision. The offsets are exported by the engine module (`OBS_*`, `SEAT_*`).
 from 25 on as seen by `player_0`, each seat's pending steal decision on the
 current discard (action − 25, −1 when none), and the seat to act (one-hot).
 
+`observation_space(agent)["observation"]` is a Box with per-index bounds
+(`env.unwrapped.game.obs_low` / `obs_high`; `state_space` likewise) that hold
+in every reachable state; every range includes 0. For
+libraries that need a Box observation, `envs.box_obs(env)` gives the float32
+vector with the mask in `infos[agent]["action_mask"]` (see `docs/interop.md`).
+
 ## Rewards
 Score = tokens. At each payment every player gets its token change minus the
 mean change, so rewards sum to zero. Payments (the winner is paid):
@@ -118,11 +124,36 @@ mean change, so rewards sum to zero. Payments (the winner is paid):
 | not Ma | steal  | 2       | 1                       |
 | not Ma | draw   | 4       | 2                       |
 A round that ends on an empty draw pile gives an event with zero changes.
-`infos` then holds `score_changes`, `scores`, `round`, `result` ("win by
-draw", "win by steal" or "exhausted"), `ma` and `winner`; when a step ends a
-round and the next Ma wins on the deal, both rounds come as one event (the
-second under `then`). At the end of the game, also `final_scores` and
-`final_ranks` (1 = most tokens, ties share).
+When a step ends a round and the next Ma wins on the deal, both rounds come
+as one event (the second under the `then_*` keys). The event and, at the end,
+the final ranks go in `infos` (below).
+
+## Infos
+Every agent's `infos` dict has the same keys at every step, `reset` included,
+and every value is an int or a tuple of ints with one entry per seat
+(absolute seat order), so replay buffers can stack them. Seats are indices
+(−1 = none), results are integer codes, and a key without news holds its
+"absent" value.
+
+| key             | value                                                          |
+|-----------------|----------------------------------------------------------------|
+| `eliminated`    | 1 if this agent is out of the game, else 0 (always 0 here)|
+| `illegal_move`  | `env()` only: seat of the player whose masked-out action ended the game; −1 = none |
+| `scored`        | 1 on the step that ends a round (a win or an empty draw pile), else 0                            |
+| `scores`        | running scores per seat (tokens)                              |
+| `score_changes` | raw score change per seat at this step (all 0 without an event) |
+| `final_ranks`   | rank per seat at the end of the game (1 = most tokens, ties share); all 0 before    |
+| `final_scores`  | score per seat at the end of the game; all 0 before            |
+| `round`         | the round that ended (1-based); 0 = no event                   |
+| `result`        | 0 none, 1 win by draw, 2 win by steal, 3 exhausted (empty draw pile) |
+| `winner`        | winning seat; −1 = none                                        |
+| `ma`            | seat of that round's Ma; −1 = no event                         |
+| `then_round`, `then_result`, `then_winner`, `then_ma` | the next round, when the same step also ends it (its Ma wins on the deal); absent values otherwise |
+
+`env.unwrapped.last_event` holds the same event readably for logs and
+replays: agent names instead of seats, names instead of codes,
+`score_changes` / `scores` (and at the end `final_ranks` / `final_scores`)
+as `{agent: int}`; it is None after a step that scored nothing.
 
 ## Rule options
 | option        | default          | meaning                                                          |
@@ -168,7 +199,7 @@ seeded RNG.
 ## Bad input
 An action of the wrong type raises TypeError, one outside the space
 ValueError. A masked-out action: `raw_env` raises ValueError; `env()` ends
-the game, the offender gets −1 and `infos[*]["illegal_move"]` names it
+the game, the offender gets −1 and every `infos[*]["illegal_move"]` holds its seat
 (PettingZoo classic's convention).
 
 ## Version history

@@ -67,7 +67,7 @@ class ScriptedEnv:
     def __init__(self, script):
         self.possible_agents = ["player_0", "player_1", "player_2"]
         self.script = script
-        self.final = {"player_0": 1, "player_1": 3, "player_2": 2}  # final ranks
+        self.final = (1, 3, 2)  # final ranks per seat, as in the envs' infos
 
     def reset(self, seed=None):
         self.agents = list(self.possible_agents)
@@ -136,7 +136,7 @@ def test_win_bonus_goes_to_the_first_place_seat_only():
     _, buf, _ = play_script(win_bonus=2.5)
     assert buf.rewards == [0.0, -1.5, 3.0 + 2.5]  # p0 finished first; p1's closed stream is untouched
     env = ScriptedEnv([{"next": "player_1"}, {"next": None, "rewards": {"player_0": 1.0, "player_1": 1.0}}])
-    env.final = {"player_0": 1, "player_1": 1, "player_2": 3}  # a tie for first shares the bonus
+    env.final = (1, 1, 3)  # a tie for first shares the bonus
     table, buf = Table(env, 4.0), Buffer()
     table.start(0, ["learner", "learner", "random"], "tie", {})
     while table.advance(buf):
@@ -389,7 +389,7 @@ def play_one_game(bot, n, game="neu"):
         action = bot.act(obs) if seat == 0 else others[seat].act(obs)
         assert obs["action_mask"][action]
         env.step(action)
-        assert "illegal_move" not in env.infos.get(agent, {})
+        assert env.infos.get(agent, {"illegal_move": -1})["illegal_move"] == -1
 
 
 # ---------------------------------------------------------------- checkpoints

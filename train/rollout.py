@@ -181,7 +181,7 @@ class Table:
 
     def final_ranks(self) -> list[int]:
         env = self.env
-        ranks = env.infos[env.agents[0]]["final_ranks"] if env.agents else None
+        ranks = env.infos[env.agents[0]].get("final_ranks") if env.agents else None
         if ranks is None or not any(ranks):  # fall back on returns (rank 1 = best)
             return [1 + sum(o > r for o in self.returns) for r in self.returns]
         return [int(r) for r in ranks]
