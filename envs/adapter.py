@@ -83,7 +83,11 @@ class CardGameEnv(AECEnv):
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self.state_space = spaces.Box(game.state_low, game.state_high, (game.state_size,), np.float32)
         self._info_defaults = game.info_defaults()
-        self.last_event: dict[str, Any] | None = None
+        # The "absent" value of each event fact, as infos hold it.
+        self._absent = {k: tuple(map(int, v)) if isinstance(v, (list, tuple)) else int(v)
+                        for k, v in self._info_defaults.items()}
+        self._zeros = (0,) * n
+        self._event: Any = None  # what last_event reads: None, an event to format, or a readable dict
         self._no_moves = np.zeros(game.num_actions, np.int8)
         self._rng: np.random.Generator | None = None
         self._has_reset = False
@@ -129,9 +133,8 @@ class CardGameEnv(AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.last_event = None
-        self._set_quiet_infos()
-        self.infos = dict(self._quiet_infos)
+        self._event = None
+        self.infos = self._infos_for({}, self._zeros, 0)
         self._rewards_dirty = False
         self._infos_dirty = False
         self._has_reset = True
@@ -242,9 +245,10 @@ class CardGameEnv(AECEnv):
         event = game.step(a)
         if event is None:
             if self._infos_dirty:
-                self.infos = dict(self._quiet_infos)
+                # The first quiet step after an event: fresh infos with nothing to report.
+                self.infos = self._infos_for({}, self._zeros, 0)
                 self._infos_dirty = False
-                self.last_event = None
+                self._event = None
             # Nothing was scored, so nobody was eliminated and nobody waits on a None step.
             self.agent_selection = self.possible_agents[game.current_player]
         else:
@@ -266,63 +270,76 @@ class CardGameEnv(AECEnv):
             raise ValueError(f"action {action} is outside the action space [0, {n})")
         return int(action)
 
-    def _info(self, seat: int, details: dict, changes: tuple[int, ...], scored: int, illegal: int = -1,
-              final: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> dict[str, Any]:
-        n = self.game.num_players
-        info = {
-            "eliminated": int(self.game.out[seat]),
+    def _infos_for(self, details: dict, changes: tuple[int, ...], scored: int, illegal: int = -1,
+                   final: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> dict[str, dict[str, Any]]:
+        """Every agent's infos dict; all share one layout, only ``eliminated`` differs."""
+        game = self.game
+        zeros = self._zeros
+        base = {
+            "eliminated": 0,
             "illegal_move": illegal,
             "scored": scored,
-            "scores": tuple(self.game.scores),
+            "scores": tuple(game.scores),
             "score_changes": changes,
-            "final_ranks": final[0] if final else (0,) * n,
-            "final_scores": final[1] if final else (0,) * n,
+            "final_ranks": final[0] if final else zeros,
+            "final_scores": final[1] if final else zeros,
         }
-        for k, default in self._info_defaults.items():
-            v = details.get(k, default)
-            info[k] = tuple(map(int, v)) if isinstance(default, (list, tuple)) else int(v)
-        return info
+        if details:
+            for k, default in self._info_defaults.items():
+                v = details.get(k, default)
+                base[k] = tuple(map(int, v)) if isinstance(default, (list, tuple)) else int(v)
+        else:
+            base.update(self._absent)
+        out, seat = game.out, self._seat
+        infos = {}
+        for a in self.agents:
+            info = base.copy()  # one dict per agent, so that changing one changes no other
+            if out[seat[a]]:
+                info["eliminated"] = 1
+            infos[a] = info
+        return infos
 
-    def _set_quiet_infos(self) -> None:
-        # Infos of steps without an event; they change only when scores or eliminations do,
-        # so they are rebuilt at events and shared (never mutated) by the quiet steps after.
-        zeros = (0,) * self.game.num_players
-        self._quiet_infos = {a: self._info(self._seat[a], {}, zeros, 0) for a in self.possible_agents}
-
-    def _readable(self, details: dict) -> dict[str, Any]:
+    @property
+    def last_event(self) -> dict[str, Any] | None:
+        """The last step's event, readable: agent names for seats, names for codes, {agent: int}
+        for per-seat values; with ``final_ranks`` / ``final_scores`` at the end; None when
+        the last step scored nothing. For logs and people; agents read ``infos``."""
+        event = self._event
+        if event is None or isinstance(event, dict):
+            return event
+        details, deltas, scores, final = event
         agents, game = self.possible_agents, self.game
-        out: dict[str, Any] = {}
+        readable: dict[str, Any] = {}
         for k, v in details.items():
             if k in game.INFO_SEATS:
-                out[k] = agents[v] if v >= 0 else None
+                readable[k] = agents[v] if v >= 0 else None
             elif k in game.INFO_CODES:
-                out[k] = game.INFO_CODES[k][v]
+                readable[k] = game.INFO_CODES[k][v]
             elif isinstance(v, (list, tuple, np.ndarray)):
-                out[k] = dict(zip(agents, map(int, v)))
+                readable[k] = dict(zip(agents, map(int, v)))
             else:
-                out[k] = v
-        return out
+                readable[k] = v
+        readable["score_changes"] = dict(zip(agents, deltas))
+        readable["scores"] = dict(zip(agents, scores))
+        if final:
+            readable["final_ranks"] = dict(zip(agents, final[0]))
+            readable["final_scores"] = dict(zip(agents, final[1]))
+        self._event = readable  # built once, on demand: most steps nobody reads it
+        return readable
 
     def _score(self, event) -> None:
         rewards = zero_sum_rewards(event)
-        agents, seat = self.possible_agents, self._seat
+        seat = self._seat
         changes = tuple(map(int, event.deltas))
-        self.last_event = {
-            **self._readable(event.details),
-            "score_changes": dict(zip(agents, map(int, event.deltas))),
-            "scores": dict(zip(agents, map(int, self.game.scores))),
-        }
         final = None
         if self.game.game_over:
             final = (tuple(map(int, self.game.ranks())), tuple(map(int, self.game.scores)))
-            self.last_event["final_ranks"] = dict(zip(agents, map(int, final[0])))
-            self.last_event["final_scores"] = dict(zip(agents, map(int, final[1])))
         for k in self.agents:
             r = rewards[seat[k]]
             self.rewards[k] = r
             self._cumulative_rewards[k] += r
-            self.infos[k] = self._info(seat[k], event.details, changes, 1, final=final)
-        self._set_quiet_infos()
+        self.infos = self._infos_for(event.details, changes, 1, final=final)
+        self._event = (event.details, changes, tuple(map(int, self.game.scores)), final)
         self._rewards_dirty = True
         self._infos_dirty = True
 
@@ -335,14 +352,13 @@ class CardGameEnv(AECEnv):
         warnings.warn(f"{agent} made an illegal move; the game ends and {agent} gets -1.", stacklevel=3)
         self._cumulative_rewards[agent] = 0.0
         offender = self._seat[agent]
-        zeros = (0,) * self.game.num_players
         for k in self.agents:
             r = -1.0 if k == agent else 0.0
             self.rewards[k] = r
             self._cumulative_rewards[k] += r
             self.terminations[k] = True
-            self.infos[k] = self._info(self._seat[k], {}, zeros, 0, illegal=offender)
-        self.last_event = {"illegal_move": agent}
+        self.infos = self._infos_for({}, self._zeros, 0, illegal=offender)
+        self._event = {"illegal_move": agent}
         self._rewards_dirty = True
         self._infos_dirty = True
         self.game.game_over = True
