@@ -868,8 +868,8 @@ def test_tied_leaders_play_on_when_a_player_runs_out_of_tokens_and_it_pays_nothi
     )
     play(env, "discard Fear")
     assert g.game_over and g.tokens == [3, 14, 0, 24]
-    assert env.infos["player_2"]["score_changes"] == {"player_0": -2, "player_1": -4, "player_2": 0, "player_3": 6}
-    assert env.infos["player_2"]["final_ranks"] == {"player_0": 3, "player_1": 2, "player_2": 4, "player_3": 1}
+    assert env.last_event["score_changes"] == {"player_0": -2, "player_1": -4, "player_2": 0, "player_3": 6}
+    assert env.last_event["final_ranks"] == {"player_0": 3, "player_1": 2, "player_2": 4, "player_3": 1}
 
 
 def test_after_a_player_runs_out_a_tie_stands_after_three_extra_rounds():
@@ -882,5 +882,5 @@ def test_after_a_player_runs_out_a_tie_stands_after_three_extra_rounds():
     assert not g.game_over and g.round == 5 and "(extra round 3)" in g.render()
     _exhaust(env, g, 5, tied)
     assert g.game_over
-    ranks = env.infos["player_0"]["final_ranks"]
+    ranks = env.last_event["final_ranks"]
     assert ranks["player_1"] == ranks["player_2"] == 1 and ranks["player_0"] == 4
