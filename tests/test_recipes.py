@@ -83,3 +83,28 @@ def test_score_vs_random_ranks_the_heuristic_above_random_play():
     bot = make_agent("heuristic", "neu", 4, seed=0)
     heuristic = common.score_vs_random(lambda obs, mask: bot.act({"observation": obs, "action_mask": mask}), "neu", 4, 40, seed=0)
     assert heuristic > uniform + 0.5
+
+
+def test_rllib_keys_wrapper_passes_pettingzoo_api_test_and_imports_no_ray():
+    import os
+    import subprocess
+    import sys
+
+    import numpy as np
+    from pettingzoo.test import api_test
+
+    from envs.rllib import rllib_env
+
+    env = rllib_env("neu", num_players=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(env, num_cycles=300)
+    env.reset(seed=3)
+    obs = env.observe(env.agent_selection)
+    assert set(obs) == {"observations", "action_mask"} and obs["action_mask"].any()
+    assert env.observation_space(env.agent_selection)["observations"].contains(obs["observations"])
+    plain = __import__("envs").make("neu", num_players=4)
+    plain.reset(seed=3)
+    assert np.array_equal(obs["observations"], plain.observe(plain.agent_selection)["observation"])
+    code = "import sys, envs.rllib; assert 'ray' not in sys.modules, 'envs.rllib imported ray'"
+    subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ))
