@@ -50,12 +50,15 @@ episode add up to the seat's AEC return.
 
 from __future__ import annotations
 
+import os
 import warnings
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 import gymnasium
 from gymnasium import spaces
+
+import envs
 
 OPPONENT_KINDS = ("random", "heuristic", "ppo", "ppo:PATH")
 
@@ -78,12 +81,11 @@ def resolve_opponents(game: str, num_players: int, seat: int, opponents: Any) ->
     else:
         specs = [opponents] * len(others)
     resolved: dict[int, Any] = {}
-    built: dict[int, Any] = {}  # id(spec) -> the object built from it, so "one for all" stays one object
     for s, spec in zip(others, specs):
         if isinstance(spec, str):
             resolved[s] = _agent_from_name(spec, game, num_players)  # a string is one agent per seat
         elif callable(getattr(spec, "act", None)) or callable(spec):
-            resolved[s] = built.setdefault(id(spec), spec)
+            resolved[s] = spec  # an object given once for every seat stays one object
         else:
             raise ValueError(
                 f"opponent for seat {s} must be one of {', '.join(OPPONENT_KINDS)}, an object with "
@@ -98,8 +100,6 @@ def _agent_from_name(spec: str, game: str, num_players: int):
     from agents import make_agent
 
     if spec.startswith("ppo:"):
-        import os
-
         path = spec[len("ppo:"):]
         if not os.path.isfile(path):
             raise ValueError(f"opponent {spec!r}: no checkpoint file at {path!r}")
@@ -119,8 +119,6 @@ class SingleAgentEnv(gymnasium.Env):
 
     def __init__(self, game: str, num_players: int | None = 4, seat: int = 0, opponents: Any = "heuristic",
                  render_mode: str | None = None, **rule_options: Any) -> None:
-        import envs
-
         self.aec = envs.make_raw(game, num_players=num_players, render_mode=render_mode, **rule_options)
         n = self.aec.game.num_players
         if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
