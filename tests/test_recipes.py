@@ -52,7 +52,7 @@ def test_tianshou_dqn(capsys):
     [
         (["--game", "chess"], "unknown game 'chess'"),
         (["--players", "9"], "num_players must be from 2 to 7"),
-        (["--steps", "0"], "--steps must be >= 1"),
+        (["--steps", "0"], "argument --steps: must be a whole number from 1"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(argv, message, capsys):

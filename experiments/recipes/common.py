@@ -9,16 +9,17 @@ from typing import Callable, Sequence
 import numpy as np
 
 import envs
+from experiments import cli
 from experiments.cli import ArgumentParser
 
 
 def parse_args(prog: str, description: str, argv: Sequence[str] | None, steps: int):
     p = ArgumentParser(prog=f"python -m experiments.recipes.{prog}", description=description)
     p.add_argument("--game", default="neu", help=f"one of: {', '.join(envs.available_games())}")
-    p.add_argument("--players", type=int, default=4, help="player count (default 4)")
-    p.add_argument("--steps", type=int, default=steps, help=f"environment steps to train for (default {steps})")
-    p.add_argument("--seed", type=int, default=0, help="seed of the training run and of the check games")
-    p.add_argument("--eval-games", type=int, default=40, help="games against random players after training")
+    p.add_argument("--players", type=cli.count, default=4, help="player count")
+    p.add_argument("--steps", type=cli.count, default=steps, help="environment steps to train for")
+    p.add_argument("--seed", type=cli.seed, default=0, help="seed of the training run and of the check games")
+    p.add_argument("--eval-games", type=cli.count_or_zero, default=40, help="games against random players after training")
     args = p.parse_args(argv)
     if args.game not in envs.available_games():
         p.error(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
@@ -26,8 +27,6 @@ def parse_args(prog: str, description: str, argv: Sequence[str] | None, steps: i
         envs.make_raw(args.game, num_players=args.players)
     except ValueError as e:
         p.error(str(e))
-    if args.steps < 1 or args.eval_games < 0:
-        p.error("--steps must be >= 1 and --eval-games >= 0")
     return args
 
 
