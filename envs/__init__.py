@@ -2,6 +2,7 @@
 
     import envs
     env = envs.make("neu", num_players=4)      # same as envs.neu_v0.env(num_players=4)
+    single = envs.make_single_agent("neu", seat=0, opponents="heuristic")   # a gymnasium.Env
 
 Each game is a rules engine (`envs/<game>.py`, no PettingZoo import) plus a
 thin shim `envs/<game>_v0.py` whose docstring is its documentation page.
@@ -60,6 +61,14 @@ def box_obs(env):
     from envs.wrappers import box_obs as wrap
 
     return wrap(env)
+
+
+def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, opponents: Any = "heuristic",
+                      render_mode: str | None = None, **rule_options: Any):
+    """One seat of `game` as a `gymnasium.Env` against `opponents`; see `envs.single_agent`."""
+    from envs.single_agent import make_single_agent as make
+
+    return make(game, num_players=num_players, seat=seat, opponents=opponents, render_mode=render_mode, **rule_options)
 
 
 def _register() -> None:

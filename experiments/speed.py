@@ -2,6 +2,7 @@
 
     python -m experiments.speed                     # all games, 5 repeats of 1 s each
     python -m experiments.speed --games neu --seconds 2 --repeats 7
+    python -m experiments.speed --single-agent      # make_single_agent's overhead instead
 
 Every env is driven by the same loop: ``agent_iter`` / ``last`` / a uniform
 legal action / ``step``, resetting when a game ends, on one core. It prints
@@ -62,11 +63,103 @@ def leduc_maker() -> Callable | None:
     return leduc_holdem_v4.env
 
 
+def single_agent_overhead(game: str, opponents: str, seconds: float, repeats: int) -> list[tuple[float, float, int]]:
+    """CPU seconds for the same games through `envs.make_single_agent` and through the AEC env, per repeat.
+
+    The learner (seat 0) plays uniformly random legal moves; both loops use the
+    same deals, opponent seeds and learner choices, so they play identical games
+    and the time ratio is the single-agent env's own overhead. The AEC loop stops
+    where the single-agent episode stops (the game's end, or seat 0 going out).
+    An untimed first pass picks about `seconds` worth of games and warms the
+    heuristics' caches, so that neither loop pays for them; the order of the two
+    loops then alternates. Returns (single-agent s, AEC s, learner steps) per repeat.
+    """
+    from envs.single_agent import opponent_seeds, resolve_opponents
+
+    clock = time.process_time
+    single = envs.make_single_agent(game, num_players=4, seat=0, opponents=opponents)
+
+    def play_single(seeds) -> tuple[float, int]:
+        steps, start = 0, clock()
+        for seed in seeds:
+            rnd = random.Random(seed)
+            _, info = single.reset(seed=seed)
+            while True:
+                legal = info["action_mask"].nonzero()[0]
+                _, _, term, trunc, info = single.step(int(legal[int(rnd.random() * len(legal))]))
+                steps += 1
+                if term or trunc:
+                    break
+        return clock() - start, steps
+
+    env = envs.make(game, num_players=4)
+    me, engine = env.possible_agents[0], env.game
+    bots = resolve_opponents(game, 4, 0, opponents)
+    act = {env.possible_agents[s]: bot.act for s, bot in bots.items()}
+
+    def play_aec(seeds) -> tuple[float, int]:
+        steps, start = 0, clock()
+        for seed in seeds:
+            rnd = random.Random(seed)
+            env.reset(seed=seed)
+            for s, seat_seed in opponent_seeds(seed, 4, 0).items():
+                bots[s].seed(seat_seed)
+                bots[s].reset()
+            for agent in env.agent_iter():
+                obs, _, term, trunc, _ = env.last()
+                if term or trunc:
+                    if agent == me:
+                        break
+                    action = None
+                elif agent == me:
+                    legal = obs["action_mask"].nonzero()[0]
+                    action = int(legal[int(rnd.random() * len(legal))])
+                    steps += 1
+                else:
+                    action = act[agent](obs)
+                env.step(action)
+                if engine.out[0]:
+                    break
+        return clock() - start, steps
+
+    seeds, start = [], clock()
+    while clock() - start < seconds:
+        seeds.append(len(seeds))
+        play_single(seeds[-1:])
+    play_aec(seeds)
+    runs = []
+    for r in range(repeats):
+        if r % 2:
+            (aec_time, aec_steps), (single_time, steps) = play_aec(seeds), play_single(seeds)
+        else:
+            (single_time, steps), (aec_time, aec_steps) = play_single(seeds), play_aec(seeds)
+        if aec_steps != steps:
+            raise RuntimeError(f"{game}: the two loops played different games ({steps} vs {aec_steps} learner steps)")
+        runs.append((single_time, aec_time, steps))
+    return runs
+
+
+def print_single_agent_overhead(games: list[str], seconds: float, repeats: int) -> None:
+    print(f"\nmake_single_agent vs the AEC env, 4 players, seat 0 playing random legal moves, the same games in both;"
+          f" median of {repeats} x ~{seconds:g} s")
+    print("| game | opponents | AEC learner-steps/s | single-agent steps/s | overhead (min - max) |")
+    print("|---|---|---:|---:|---:|")
+    for game in games:
+        for opponents in ("random", "heuristic"):
+            runs = single_agent_overhead(game, opponents, seconds, repeats)
+            over = [s / a - 1 for s, a, _ in runs]
+            single_rate = statistics.median(n / s for s, _, n in runs)
+            aec_rate = statistics.median(n / a for _, a, n in runs)
+            print(f"| {game} | {opponents} | {aec_rate:,.0f} | {single_rate:,.0f} | "
+                  f"{statistics.median(over):+.1%} ({min(over):+.1%} - {max(over):+.1%}) |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = ArgumentParser(prog="python -m experiments.speed", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", "--game", default=",".join(envs.available_games()), help="comma-separated games")
     parser.add_argument("--seconds", type=cli.positive_seconds, default=1.0, help="length of one timed repeat")
     parser.add_argument("--repeats", type=cli.count, default=5, help="timed repeats per env (the median is reported)")
+    parser.add_argument("--single-agent", action="store_true", help="measure make_single_agent's overhead over the AEC env instead")
     args = parser.parse_args(argv)
     games = [g.strip() for g in args.games.split(",") if g.strip()]
     valid = envs.available_games()
@@ -76,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.seconds <= 0 or args.repeats < 1:
         parser.error("--seconds must be > 0 and --repeats >= 1")
     warnings.simplefilter("ignore")
+    if args.single_agent:
+        print_single_agent_overhead(games, args.seconds, args.repeats)
+        return 0
 
     rows = []  # (env name, API, maker, one steps/s figure per round)
     leduc = leduc_maker()
