@@ -1,11 +1,11 @@
-"""experiments.critic_fit: returns along each seat's stream, held-out explained variance, CLI errors."""
+"""experiments.research.critic_fit: returns along each seat's stream, held-out explained variance, CLI errors."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from experiments import critic_fit as C
+from experiments.research import critic_fit as C
 from tests.helpers import cli_error_line
 
 

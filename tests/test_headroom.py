@@ -1,4 +1,4 @@
-"""experiments.headroom: heuristic variants against the standard heuristic."""
+"""experiments.research.headroom: heuristic variants against the standard heuristic."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import envs
 from agents import make_agent
-from experiments import headroom as H
+from experiments.research import headroom as H
 from tests.helpers import cli_error_line, heuristic_decisions
 
 
@@ -17,7 +17,7 @@ def test_a_variant_that_changes_nothing_finishes_first_exactly_a_quarter_of_each
     # Duplicate deals with deterministic heuristics: the same game four times, the variant in
     # each seat once. Wrong seating or seeding would break the exact 1/4.
     monkeypatch.setitem(H.VARIANTS["neu"], "unchanged", H._neu())
-    monkeypatch.setitem(H.VARIANTS["not_your_mas_jong"], "unchanged", H._mas_jong())
+    monkeypatch.setitem(H.VARIANTS["not_your_mas_jong"], "unchanged", H._variant(H.NotYourMasJongHeuristic))
     for game in ("neu", "not_your_mas_jong"):
         for deal in range(3):
             assert H.play_deal((game, "unchanged", 0, deal)) == 0.25
@@ -29,9 +29,8 @@ def test_variants_change_play():
 
 
 def test_only_the_cheat_reads_real_hands():
-    assert make_agent("heuristic", "neu", 4, seed=0).peek is None  # the standard heuristic plays on the odds
     env = envs.make_raw("neu", num_players=4)
-    cheat = H._neu_cheat(0, env.game)
+    cheat = H.NeuCheat(0, env.game)
     honest = make_agent("heuristic", "neu", 4, seed=0)
     fractional = 0
     for agent, o, _ in heuristic_decisions(env, seed=3, max_iter=300):
@@ -109,10 +108,9 @@ def test_mas_jong_cheat_avoids_feeding_a_winning_steal_only_when_an_equally_clos
     from agents.heuristic.hand_distance import shanten_each
     from envs.not_your_mas_jong import NUM_TYPES, OBS_PHASE, is_complete_concealed
 
-    assert make_agent("heuristic", "not_your_mas_jong", 4, seed=0).feeds_win is None
     env = envs.make_raw("not_your_mas_jong", num_players=4)
     game = env.game
-    cheat = H._mas_jong_cheat(0, game)
+    cheat = H.MasJongCheat(0, game)
 
     def feeds(card):  # independent of the cheat's own loop: every opponent, by brute force
         return any(is_complete_concealed([c + (t == card) for t, c in enumerate(game.hands[s])]) for s in (1, 2, 3))

@@ -51,9 +51,6 @@ class NeuHeuristic(Agent):
     name = "heuristic"
     attack_weight = ATTACK
     future_weight = FUTURE_RISK
-    # Analysis only (experiments.headroom): a function from a relative seat to that seat's real
-    # hand, which no player may see. Never set in play; a player's heuristic uses the odds.
-    peek = None
 
     def act(self, observation: dict) -> int:
         seats = observation["observation"][SEATS:].reshape(self.num_players, 5)
@@ -101,15 +98,8 @@ class NeuHeuristic(Agent):
             return s
 
         def stuck_chance(seat: int, t: int, o: int) -> float:
-            """P(the hidden hand of relative `seat` has no legal card)."""
-            if self.peek is not None:
-                return float(not any(self.peek(seat)[k] for k in playable_at(t, o)[0]))
-            h = int(seats[seat, 2])
-            if h == 0:
-                return 1.0
-            if u_all < h:
-                return 0.0
-            return comb(playable_at(t, o)[1], h) / comb(u_all, h)
+            kinds, unseen_unplayable = playable_at(t, o)
+            return self.stuck_chance(seat, int(seats[seat, 2]), kinds, unseen_unplayable, u_all)
 
         u = max(u_all, 1)
 
@@ -146,3 +136,12 @@ class NeuHeuristic(Agent):
             future = sum(my_stuck(rest, min(101, t + dt) if dt < 101 else 101, 1) for dt in HIGH_TOTALS) / len(HIGH_TOTALS)
             out[a] = (attack, now, future)
         return out
+
+    def stuck_chance(self, seat: int, hand_size: int, kinds: list[int], unseen_unplayable: int, unseen: int) -> float:
+        """P(the hidden hand of relative `seat`, `hand_size` cards, holds none of the playable card
+        `kinds`), from the odds: all its cards drawn from the `unseen_unplayable` of the `unseen`."""
+        if hand_size == 0:
+            return 1.0
+        if unseen < hand_size:
+            return 0.0
+        return comb(unseen_unplayable, hand_size) / comb(unseen, hand_size)

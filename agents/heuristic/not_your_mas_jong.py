@@ -92,12 +92,6 @@ def distance_after_steal(hand: list[int], locked_sets: int, taken: tuple[int, in
 
 class NotYourMasJongHeuristic(Agent):
     name = "heuristic"
-    # A set steal must shorten the hand's distance by at least this much (experiments.headroom
-    # measures 0, steal whenever it does not lengthen it, and a large value, never steal for a set).
-    min_steal_gain = 1
-    # Analysis only (experiments.headroom's cheat): card -> would discarding it let an opponent
-    # steal it to win? No player can know that; the standard heuristic leaves it None.
-    feeds_win = None
 
     def act(self, observation: dict) -> int:
         obs = observation["observation"]
@@ -120,18 +114,21 @@ class NotYourMasJongHeuristic(Agent):
         distances = {int(k): after_discard[k] for k in legal if k < NUM_TYPES}
         d = min(distances.values())
         closest = [k for k, dk in distances.items() if dk == d]
-        if self.feeds_win is not None:
-            closest = [k for k in closest if not self.feeds_win(k)] or closest
+        return self.choose_discard(closest, hand, locked_sets, d, unseen, seen), d
+
+    def choose_discard(self, closest: list[int], hand: list[int], locked_sets: int, distance: int, unseen, seen) -> int:
+        """Among the discards `closest` that all leave the hand `distance` from complete: the one
+        that keeps the most live improving draws, then the one with the most copies in sight."""
         if len(closest) == 1:
-            return closest[0], d
+            return closest[0]
         best = None
         for k in closest:
             hand[k] -= 1
-            key = (-acceptance(hand, locked_sets, d, unseen), -int(seen[k]), k)
+            key = (-acceptance(hand, locked_sets, distance, unseen), -int(seen[k]), k)
             hand[k] += 1
             if best is None or key < best[0]:
                 best = (key, k)
-        return best[1], d
+        return best[1]
 
     # -- stealing ------------------------------------------------------------------
     def _steal_or_pass(self, hand, locked_sets, card, legal) -> int:
@@ -141,6 +138,10 @@ class NotYourMasJongHeuristic(Agent):
             if a not in legal:
                 continue
             d = distance_after_steal(hand, locked_sets, (first, second))
-            if d is not None and best_distance - d >= self.min_steal_gain:
+            if d is not None and self.worth_stealing(best_distance, d):
                 best_action, best_distance = a, d
         return best_action
+
+    def worth_stealing(self, distance: int, distance_after: int) -> bool:
+        """Steal for a set only when it leaves the hand strictly closer to complete."""
+        return distance_after < distance

@@ -1,7 +1,7 @@
 """How much room is there above a heuristic? Variants of it, each against the standard one.
 
-    python -m experiments.headroom --game neu --deals 2000 --workers 2
-    python -m experiments.headroom --game not_your_mas_jong --deals 300
+    python -m experiments.research.headroom --game neu --deals 2000 --workers 2
+    python -m experiments.research.headroom --game not_your_mas_jong --deals 300
 
 PPO's 4-player bar asks for first place in more than 30% of games against three
 heuristics. When PPO stalls below that, this script asks whether the room is
@@ -22,7 +22,7 @@ Variants:
   whether looking ahead, with no more knowledge than the seat's, finds better
   moves. Both are slow (about 2.5 s a game), so they run only when named:
 
-      python -m experiments.headroom --game neu --deals 300 --workers 2 \\
+      python -m experiments.research.headroom --game neu --deals 300 --workers 2 \\
           --variants "fair search: 32 redeals per move played out to the end of the round"
 
 * **not_your_mas_jong**: never steal for a set; steal for a set whenever it
@@ -51,26 +51,38 @@ from typing import Sequence
 import numpy as np
 
 from agents.heuristic import heuristic_class
+from agents.heuristic.neu import NeuHeuristic
+from agents.heuristic.not_your_mas_jong import NotYourMasJongHeuristic
+from envs.not_your_mas_jong import A_STEAL_WIN, OBS_PHASE, is_complete_concealed
 from experiments.cli import ArgumentParser
 from experiments.tournament import deal_seed, mean_ci, play_game, win_shares
 
 NUM_PLAYERS = 4
 
 
+def _variant(cls, **attrs):
+    """A factory(seat, engine) -> agent for a heuristic class, with some attributes changed."""
+    if attrs:
+        cls = type(cls.__name__, (cls,), attrs)
+    return lambda seat, game: cls(game.game_name, NUM_PLAYERS, seed=seat)
+
+
 def _neu(**attrs):
-    from agents.heuristic.neu import NeuHeuristic
-
-    return lambda seat, game: type("NeuVariant", (NeuHeuristic,), attrs)("neu", NUM_PLAYERS, seed=seat)
+    return _variant(NeuHeuristic, **attrs)
 
 
-def _neu_cheat(seat: int, game):
-    from agents.heuristic.neu import NeuHeuristic
+class NeuCheat(NeuHeuristic):
+    """Reads whether the player it attacks is stuck from that player's real hand, where the
+    heuristic uses the odds. No player may see that: an upper bound on what card reading buys."""
 
-    agent = NeuHeuristic("neu", NUM_PLAYERS, seed=seat)
-    # seat-relative view -> absolute seat; the engine's hands list is replaced every round,
-    # so it is read at each call, never kept
-    agent.peek = lambda r: game.hands[(seat + r) % NUM_PLAYERS]
-    return agent
+    def __init__(self, seat: int, game) -> None:
+        super().__init__(game.game_name, NUM_PLAYERS, seed=seat)
+        # the engine's hands list is replaced every round, so it is read at each call, never kept
+        self.seat, self.real_game = seat, game
+
+    def stuck_chance(self, seat: int, hand_size: int, kinds: list[int], unseen_unplayable: int, unseen: int) -> float:
+        hand = self.real_game.hands[(self.seat + seat) % NUM_PLAYERS]  # seat-relative -> absolute
+        return float(not any(hand[k] for k in kinds))
 
 
 ROLLOUT_LIMIT = 10_000  # env steps; a round of either game ends far sooner, so more means a bug
@@ -126,59 +138,61 @@ class RolloutSearch:
         raise RuntimeError(f"a {game.game_name} round did not end in {ROLLOUT_LIMIT} steps")
 
 
+class NeuSearch(RolloutSearch, NeuHeuristic):
+    def outcome(self, event) -> float:
+        return -1.0 if event.deltas[self.seat] < 0 else 0.0  # lose the round least often
+
+
 def _neu_search(samples: int, margin: int = 0):
-    from agents.heuristic.neu import NeuHeuristic
-
-    class NeuSearch(RolloutSearch, NeuHeuristic):
-        def outcome(self, event) -> float:
-            return -1.0 if event.deltas[self.seat] < 0 else 0.0  # lose the round least often
-
     return lambda seat, game: NeuSearch(seat, game, samples, margin)
 
 
+class MasJongStealSearch(RolloutSearch, NotYourMasJongHeuristic):
+    def searches(self, observation: dict, legal: list[int]) -> bool:
+        # Steal decisions only, where the heuristic's strength lies; never an open win. And only
+        # when nobody was asked before this seat (public: who decides shows): their decisions are
+        # hidden, and a copy of the game would still hold them.
+        return (observation["observation"][OBS_PHASE] == 1 and len(legal) > 1 and A_STEAL_WIN not in legal
+                and all(c == -1 for c in self.real_game.claims))
+
+    def outcome(self, event) -> float:
+        return float(event.deltas[self.seat])  # tokens won or paid when the round ends
+
+
 def _mas_jong_search(samples: int, margin: int = 0):
-    from agents.heuristic.not_your_mas_jong import NotYourMasJongHeuristic
-    from envs.not_your_mas_jong import A_STEAL_WIN, OBS_PHASE
-
-    class MasJongStealSearch(RolloutSearch, NotYourMasJongHeuristic):
-        def searches(self, observation: dict, legal: list[int]) -> bool:
-            # Steal decisions only, where the heuristic's strength lies; never an open win. And only
-            # when nobody was asked before this seat (public: who decides shows): their decisions are
-            # hidden, and a copy of the game would still hold them.
-            return (observation["observation"][OBS_PHASE] == 1 and len(legal) > 1 and A_STEAL_WIN not in legal
-                    and all(c == -1 for c in self.real_game.claims))
-
-        def outcome(self, event) -> float:
-            return float(event.deltas[self.seat])  # tokens won or paid when the round ends
-
     return lambda seat, game: MasJongStealSearch(seat, game, samples, margin)
 
 
-def _mas_jong(**attrs):
-    from agents.heuristic.not_your_mas_jong import NotYourMasJongHeuristic
-
-    return lambda seat, game: type("MasJongVariant", (NotYourMasJongHeuristic,), attrs)(
-        "not_your_mas_jong", NUM_PLAYERS, seed=seat
-    )
+class NeverStealsForASet(NotYourMasJongHeuristic):
+    def worth_stealing(self, distance: int, distance_after: int) -> bool:
+        return False
 
 
-def _mas_jong_cheat(seat: int, game):
-    from agents.heuristic.not_your_mas_jong import NotYourMasJongHeuristic
-    from envs.not_your_mas_jong import is_complete_concealed
+class StealsUnlessLonger(NotYourMasJongHeuristic):
+    def worth_stealing(self, distance: int, distance_after: int) -> bool:
+        return distance_after <= distance
 
-    def feeds_win(card: int) -> bool:
-        # read from the engine's real concealed hands at each call, never kept
-        for s, hand in enumerate(game.hands):
-            if s != seat:
+
+class MasJongCheat(NotYourMasJongHeuristic):
+    """Among its equally close discards, never throws one that an opponent could steal to win,
+    read from the opponents' real concealed hands. No player can know that: an upper bound on
+    what defence (reading the others' waits) buys."""
+
+    def __init__(self, seat: int, game) -> None:
+        super().__init__(game.game_name, NUM_PLAYERS, seed=seat)
+        self.seat, self.real_game = seat, game  # the hands are read at each call, never kept
+
+    def feeds_win(self, card: int) -> bool:
+        for s, hand in enumerate(self.real_game.hands):
+            if s != self.seat:
                 after = list(hand)
                 after[card] += 1
                 if is_complete_concealed(after):
                     return True
         return False
 
-    agent = NotYourMasJongHeuristic("not_your_mas_jong", NUM_PLAYERS, seed=seat)
-    agent.feeds_win = feeds_win
-    return agent
+    def choose_discard(self, closest: list[int], *rest) -> int:
+        return super().choose_discard([k for k in closest if not self.feeds_win(k)] or closest, *rest)
 
 
 # game -> variant name -> factory(seat, engine) -> agent
@@ -189,14 +203,14 @@ VARIANTS = {
         "future risk x0.5": _neu(future_weight=0.3),
         "future risk x1.67": _neu(future_weight=1.0),
         "future risk x2.5": _neu(future_weight=1.5),
-        "cheat: reads the next player's real hand": _neu_cheat,
+        "cheat: reads the next player's real hand": NeuCheat,
         "fair search: 32 redeals per move played out to the end of the round": _neu_search(32),
         "fair search: the same but leaves the heuristic's move only when 3 fewer redeals lose": _neu_search(32, margin=3),
     },
     "not_your_mas_jong": {
-        "never steals for a set": _mas_jong(min_steal_gain=99),
-        "steals for a set unless it lengthens the hand": _mas_jong(min_steal_gain=0),
-        "cheat: never feeds a winning steal when an equally close discard avoids it": _mas_jong_cheat,
+        "never steals for a set": _variant(NeverStealsForASet),
+        "steals for a set unless it lengthens the hand": _variant(StealsUnlessLonger),
+        "cheat: never feeds a winning steal when an equally close discard avoids it": MasJongCheat,
         "fair search on steal decisions: 16 redeals per option played out to the end of the round": _mas_jong_search(16),
     },
 }
@@ -251,7 +265,7 @@ class _Serial:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = ArgumentParser(prog="python -m experiments.headroom", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m experiments.research.headroom", description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", required=True, help=f"one of: {', '.join(VARIANTS)}")
     parser.add_argument("--deals", type=int, default=300, help="deals per variant (each played in all 4 seats)")
     parser.add_argument("--variants", default="", help="comma-separated variant names (default: all for the game but the slow searches)")
