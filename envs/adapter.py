@@ -419,19 +419,22 @@ class CardGameEnv(AECEnv):
         pass
 
 
-def make_env_api(engine_cls: type[Engine], module: str, doc: str | None = None):
+def make_env_api(engine_cls: type[Engine], module: str):
     """Build the `raw_env` class and `env()` function of a `<game>_v0` shim.
 
     `module` is the shim's ``__name__``, so that envs pickle and copy by reference.
+    The shim's own docstring is the game's page; `raw_env` and `env` point to it in one
+    line each, so that ``help(module)`` shows the page once.
     """
     name = f"{engine_cls.game_name}_v0"
+    page = f"the page is the docstring of {module} (help({module}))"
     raw = type(
         "raw_env",
         (CardGameEnv,),
         {
             "engine_cls": engine_cls,
             "metadata": {"render_modes": list(RENDER_MODES), "name": name, "is_parallelizable": False},
-            "__doc__": doc,
+            "__doc__": f"The {name} AEC env; a masked-out action raises ValueError; {page}.",
             "__module__": module,
             "__qualname__": "raw_env",
         },
@@ -442,6 +445,6 @@ def make_env_api(engine_cls: type[Engine], module: str, doc: str | None = None):
         e.illegal_move = "penalise"
         return e
 
-    env.__doc__ = doc
+    env.__doc__ = f"The {name} AEC env; a masked-out action ends the game, the offender gets -1; {page}."
     env.__module__ = module
     return raw, env

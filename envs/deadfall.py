@@ -1,4 +1,4 @@
-"""Deadfall rules engine — RULES.md §2. No PettingZoo here; see `envs/deadfall_v0.py`.
+"""Deadfall rules engine — docs/RULES.md §2. No PettingZoo here; see `envs/deadfall_v0.py`.
 
 A bluffing / counting game with a Pairs deck (rank r has r copies). Each hand
 starts with door cards placed simultaneously, layer by layer, until one

@@ -1,6 +1,6 @@
 """Deadfall — a bluffing and counting game with a Pairs deck.
 
-Rules: RULES.md §2 (original: shared/seeds/deadfall.ja.txt). Engine: `envs/deadfall.py`.
+Rules: docs/RULES.md §2. Engine: `envs/deadfall.py`.
 
     from envs import deadfall_v0
     env = deadfall_v0.env(num_players=4)     # 2..7 players, default 4
@@ -178,4 +178,4 @@ the expected values.
 from envs.adapter import make_env_api
 from envs.deadfall import Deadfall
 
-raw_env, env = make_env_api(Deadfall, __name__, __doc__)
+raw_env, env = make_env_api(Deadfall, __name__)

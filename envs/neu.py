@@ -1,4 +1,4 @@
-"""Neu (ノイ) rules engine — RULES.md §3. No PettingZoo here; see `envs/neu_v0.py`.
+"""Neu (ノイ) rules engine — docs/RULES.md §3. No PettingZoo here; see `envs/neu_v0.py`.
 
 Keep the running total at or under 101. A player who must play and has no
 legal card loses the round and pays one chip; the last player with chips wins.

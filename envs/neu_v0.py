@@ -1,6 +1,6 @@
 """Neu (ノイ) — keep the running total at or under 101.
 
-Rules: RULES.md §3 (original: shared/seeds/neu.ja.txt). Engine: `envs/neu.py`.
+Rules: docs/RULES.md §3. Engine: `envs/neu.py`.
 
     from envs import neu_v0
     env = neu_v0.env(num_players=4)     # 2..7 players, default 4
@@ -27,6 +27,30 @@ convention). The last player with chips wins.
 indexed in that order: 0–8 = 1–9, 9 = 10, 10 = 50, 11 = −10, 12 = −1,
 13 = 101, 14 = pass, 15 = turn, 16 = shot, 17 = double.
 
+## What each card does
+| card            | effect                                                                 |
+|-----------------|------------------------------------------------------------------------|
+| 1 … 9, 10, 50   | adds its value to the total; legal only if the total stays ≤ 101       |
+| −10, −1         | subtracts 10 or 1 (the total may go below 0); always legal             |
+| 101             | sets the total to 101, whatever it was; always legal                   |
+| Pass            | leaves the total unchanged; the next player in the direction of play   |
+|                 | plays                                                                  |
+| Turn            | leaves the total unchanged and reverses the direction of play; the     |
+|                 | next player in the new direction plays                                 |
+| Shot            | leaves the total unchanged; the player names any other player still in |
+|                 | the game, who plays next; play goes on from them in the same direction |
+| Double          | leaves the total unchanged; the next player must play two cards, one   |
+|                 | after the other, drawing after each                                    |
+
+After every card the player draws one. The first of two plays owed after a Double may not be a Double.
+If it is a Pass, Turn or Shot, the whole obligation moves on: the player who
+now plays next owes two plays, and the current player's turn ends. Otherwise
+the second play may be any legal card, a Double included (the next player
+then owes two), and a Pass, Turn or Shot as the second play just has its
+usual effect. A player who must play and holds no legal card (every number
+would take the total over 101, or only a Double is held on the first of two
+plays) loses the round.
+
 ## Action space
 | index          | name                   | legal when                                        |
 |----------------|------------------------|---------------------------------------------------|
@@ -39,8 +63,9 @@ indexed in that order: 0–8 = 1–9, 9 = 10, 10 = 50, 11 = −10, 12 = −1,
 | 14             | `pass`                 | held                                              |
 | 15             | `turn`                 | held                                              |
 | 16             | `double`               | held, and not the first of two plays              |
-| 17 … 15 + n    | `shot player_k`        | Shot held; index 17 + (r−1) names the player r    |
-|                |                        | seats clockwise from the actor, who must be in    |
+| 17 … 15 + n    | `shot player_k`        | Shot held, and the player named is still in the   |
+|                |                        | game; index 17 + (r−1) names the player r seats   |
+|                |                        | clockwise from the actor                          |
 
 Action names depend on the acting seat ("shot player_2");
 `env.unwrapped.action_name(a)` and `env.unwrapped.action_from_name("shot player_2")`
@@ -138,4 +163,4 @@ the game, the offender gets −1 and every `infos[*]["illegal_move"]` holds its 
 from envs.adapter import make_env_api
 from envs.neu import Neu
 
-raw_env, env = make_env_api(Neu, __name__, __doc__)
+raw_env, env = make_env_api(Neu, __name__)

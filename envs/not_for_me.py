@@ -1,4 +1,4 @@
-"""Not For Me (ノットフォーミー) rules engine — RULES.md §1. No PettingZoo here; see `envs/not_for_me_v0.py`.
+"""Not For Me (ノットフォーミー) rules engine — docs/RULES.md §1. No PettingZoo here; see `envs/not_for_me_v0.py`.
 
 A climbing / shedding game where "pass" is replaced by For You: a player who
 does not play offers all their cards of one number, face down, to another

@@ -1,6 +1,6 @@
 """Not For Me (ノットフォーミー) — a climbing / shedding game where "pass" means giving cards away.
 
-Rules: RULES.md §1 (original: shared/seeds/not_for_me.ja.txt). Engine: `envs/not_for_me.py`.
+Rules: docs/RULES.md §1. Engine: `envs/not_for_me.py`.
 
     from envs import not_for_me_v0
     env = not_for_me_v0.env(num_players=4)     # 2..5 players, default 4
@@ -178,4 +178,4 @@ the expected values.
 from envs.adapter import make_env_api
 from envs.not_for_me import NotForMe
 
-raw_env, env = make_env_api(NotForMe, __name__, __doc__)
+raw_env, env = make_env_api(NotForMe, __name__)

@@ -1,4 +1,4 @@
-"""Not Your Ma's Jong rules engine — RULES.md §4. No PettingZoo here; see `envs/not_your_mas_jong_v0.py`.
+"""Not Your Ma's Jong rules engine — docs/RULES.md §4. No PettingZoo here; see `envs/not_your_mas_jong_v0.py`.
 
 Draw and discard to build three sets and a pair (11 cards, locked sets
 included). Any discard may be stolen to win or to complete a set, which skips

@@ -1,6 +1,6 @@
 """Not Your Ma's Jong — draw, discard and steal to build three sets and a pair.
 
-Rules: RULES.md §4 (original: shared/seeds/not_your_mas_jong.ja.txt).
+Rules: docs/RULES.md §4.
 Engine: `envs/not_your_mas_jong.py`.
 
     from envs import not_your_mas_jong_v0
@@ -209,4 +209,4 @@ the game, the offender gets −1 and every `infos[*]["illegal_move"]` holds its 
 from envs.adapter import make_env_api
 from envs.not_your_mas_jong import NotYourMasJong
 
-raw_env, env = make_env_api(NotYourMasJong, __name__, __doc__)
+raw_env, env = make_env_api(NotYourMasJong, __name__)

@@ -1,4 +1,4 @@
-"""Heuristic for Not For Me (RULES.md §1): shed big groups, keep the blockers, refuse gifts.
+"""Heuristic for Not For Me (docs/RULES.md §1): shed big groups, keep the blockers, refuse gifts.
 
 What a good player does, from the agent's own observation only (decoded with
 the layout constants of `envs.not_for_me`):
