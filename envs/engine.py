@@ -154,7 +154,9 @@ class Engine:
         raise NotImplementedError
 
     def observe(self, seat: int) -> np.ndarray:
-        raise NotImplementedError
+        """By default the seat's hand counts, then the public block as that seat sees it
+        (``_public(seat)``); a game with another layout overrides this."""
+        return np.array(self.hands[seat] + self._public(seat), dtype=np.float32)
 
     def state(self) -> np.ndarray:
         raise NotImplementedError
@@ -201,6 +203,17 @@ class Engine:
 
     def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
         raise NotImplementedError
+
+    def give_stacked_deal(self, deal: dict, parsed: list[list[int]], parse_card: Callable[[Any], int],
+                          card_label: Callable[[int], str]) -> None:
+        """Give each seat its hand of a stacked deal (`parsed`, card by card through the engine's
+        ``_give``) and build the draw pile: the deal's pile on top, every card the deal does not
+        name shuffled under it."""
+        named = [c for h in parsed for c in h]
+        self.draw = draw_pile_from_deal(deal, named, self.deck, parse_card, card_label, self.game_name, self.rng)
+        for s, h in enumerate(parsed):
+            for c in h:
+                self._give(s, c)
 
     def ranks(self) -> list[int]:
         """Final rank per seat, 1 = best, ties share (default: by score)."""

@@ -15,7 +15,6 @@ from envs.engine import (
     Engine,
     ScoreEvent,
     check_deal_keys,
-    draw_pile_from_deal,
     kind_counts,
     parse_hands,
     ranks_from_keys,
@@ -161,11 +160,7 @@ class Neu(Engine):
         g = self.game_name
         check_deal_keys(deal, {"hands", "draw_pile"}, g)
         parsed = parse_hands(deal, [HAND_SIZE] * self.num_players, parse_card, g)
-        named = [c for h in parsed for c in h]
-        self.draw = draw_pile_from_deal(deal, named, DECK, parse_card, lambda k: KIND_NAMES[k], g, self.rng)
-        for s, h in enumerate(parsed):
-            for c in h:
-                self._give(s, c)
+        self.give_stacked_deal(deal, parsed, parse_card, lambda k: KIND_NAMES[k])
 
     def _give(self, seat: int, kind: int) -> None:
         self.hands[seat][kind] += 1
@@ -284,9 +279,6 @@ class Neu(Engine):
         for s in self._order[seat]:
             v += (chips[s], 0 if out[s] else 1, sizes[s], 1 if s == cur else 0, 1 if s == dealer else 0)
         return v
-
-    def observe(self, seat: int) -> np.ndarray:
-        return np.array(self.hands[seat] + self._public(seat), dtype=np.float32)
 
     def state(self) -> np.ndarray:
         hands = [c for h in self.hands for c in h]

@@ -16,18 +16,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from envs.engine import (
-    Engine,
-    ScoreEvent,
-    check_against_deck,
-    check_deal_keys,
-    Bounds,
-    is_int_between,
-    kind_counts,
-    parse_cards,
-    parse_hands,
-    shuffled,
-)
+from envs.engine import (Bounds, Engine, ScoreEvent, check_against_deck, check_deal_keys, is_int_between,
+                         kind_counts, parse_cards, parse_hands, shuffled)
 
 NUMBERS = 6
 WILD = 6  # card kind of a wild
@@ -505,9 +495,6 @@ class NotForMe(Engine):
             # ints, not bools: np.array converts a list mixing the two much more slowly
             v += (sizes[s], pens[s], 1 if s == fp else 0, 1 if s == giver else 0, 1 if s == target else 0, 1 if s == cur else 0)
         return v
-
-    def observe(self, seat: int) -> np.ndarray:
-        return np.array(self.hands[seat] + self._public(seat), dtype=np.float32)
 
     def state(self) -> np.ndarray:
         hands = [c for h in self.hands for c in h]

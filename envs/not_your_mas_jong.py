@@ -20,7 +20,6 @@ from envs.engine import (
     Engine,
     ScoreEvent,
     check_deal_keys,
-    draw_pile_from_deal,
     kind_counts,
     parse_hands,
     shuffled,
@@ -304,11 +303,7 @@ class NotYourMasJong(Engine):
             size_rule=lambda seat, size: ("the Ma's hand" if seat == self.ma else "every other hand") + f" has {size}",
             seat_note=" (player_0 is the Ma)",
         )
-        named = [c for h in parsed for c in h]
-        self.draw = draw_pile_from_deal(deal, named, DECK, parse_card, lambda k: CARD_NAMES[k], g, self.rng)
-        for s, h in enumerate(parsed):
-            for c in h:
-                self._give(s, c)
+        self.give_stacked_deal(deal, parsed, parse_card, lambda k: CARD_NAMES[k])
 
     def _give(self, seat: int, card: int) -> None:
         self.hands[seat][card] += 1
