@@ -24,6 +24,14 @@ def make_agent(kind, game: str, num_players: int, seed: int | None = None, **kwa
     return make_from_spec(kind, game, num_players, seed, **kwargs)
 
 
+def make_agents(kind: str, game: str, num_players: int, seed: int) -> list[Agent]:
+    """One agent per seat, seat s seeded with ``8 * seed + s``: all of one kind, or "mixed" (the
+    heuristic on even seats, random on odd ones)."""
+    if kind == "mixed":
+        return [make_agent("heuristic" if s % 2 == 0 else "random", game, num_players, seed=seed * 8 + s) for s in range(num_players)]
+    return [make_agent(kind, game, num_players, seed=seed * 8 + s) for s in range(num_players)]
+
+
 def __getattr__(name: str):
     # `agents.PPOAgent` without importing torch for users who never need it.
     if name == "PPOAgent":
@@ -33,4 +41,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["Agent", "RandomAgent", "make_agent", "spec_label", "AGENT_KINDS", "PPOAgent"]
+__all__ = ["Agent", "RandomAgent", "make_agent", "make_agents", "spec_label", "AGENT_KINDS", "PPOAgent"]

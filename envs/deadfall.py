@@ -145,6 +145,16 @@ class Deadfall(Engine):
         self.set_bounds(*self._bounds())
 
     INFO_SEATS = frozenset({"caller", "target"})
+    conserves = "pot"
+    hidden_decisions = "the door cards of one layer, shown together when the layer is complete"
+
+    @property
+    def max_game_length(self) -> int:
+        # A hand is at most every dealt card played (door cards included) and one DEAD call.
+        return int(self.options["rounds"]) * (len(self.deck) + 1)
+
+    def hidden_decision_key(self):
+        return (self.hand_number, self.layer) if self.phase == 0 and not self.game_over else None
 
     def info_defaults(self) -> dict:
         # The DEAD call that ended a hand: seats (-1 = none), the value called,

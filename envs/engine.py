@@ -36,6 +36,16 @@ An engine is a plain object:
 * ``shuffle_hidden(seat, rng)`` redeals, in place, everything ``seat`` cannot
   see (other hands, draw-pile order), keeping every place's size; the
   information-leak tests check that ``observe(seat)`` does not change.
+
+Facts about the game as a whole, as OpenSpiel's ``GameInfo`` states them, which
+`envs.testing` checks at every step of the tests and the soak run:
+
+* ``max_game_length``: the most steps (decisions) a game can take with these
+  options;
+* ``conserves``: how the score currency moves (see `CONSERVES`);
+* ``hidden_decisions``: decisions made one seat after another that stay hidden
+  until they are resolved, and ``hidden_decision_key()``, which names the one
+  under way (None outside one).
 """
 
 from __future__ import annotations
@@ -69,6 +79,15 @@ def ranks_from_keys(keys: Sequence[Any]) -> list[int]:
     return [1 + sum(1 for other in keys if other > k) for k in keys]
 
 
+# How a game's score currency may move (`Engine.conserves`):
+CONSERVES = {
+    "box": "chips only leave, to the box: every score event is one seat paying one chip",
+    "pot": "chips + pot stay constant at every step, and every score event sums to zero",
+    "transfer": "tokens are paid from player to player: every score event sums to zero",
+    "penalty": "penalty points are created, not moved: a score (minus the penalty) never goes up",
+}
+
+
 class Engine:
     """Base class: the declarative facts about a game plus shared plumbing."""
 
@@ -84,6 +103,11 @@ class Engine:
     # Facts of a ScoreEvent that hold a seat (-1 = none) or a code (name per code).
     INFO_SEATS: frozenset[str] = frozenset()
     INFO_CODES: dict[str, tuple[str, ...]] = {}
+    # What the score currency conserves, one of CONSERVES; None states nothing.
+    conserves: str | None = None
+    # Decisions taken in seat order that the others may not see until they are resolved
+    # (in words; None when the game has none); hidden_decision_key() says which is under way.
+    hidden_decisions: str | None = None
 
     num_players: int
     num_actions: int
@@ -218,6 +242,16 @@ class Engine:
     def ranks(self) -> list[int]:
         """Final rank per seat, 1 = best, ties share (default: by score)."""
         return ranks_from_keys(self.scores)
+
+    @property
+    def max_game_length(self) -> int:
+        """The most steps (decisions) a game can take with this engine's options."""
+        raise NotImplementedError
+
+    def hidden_decision_key(self) -> Any:
+        """A key naming the group of hidden decisions under way (equal for every decision of
+        the group, see `hidden_decisions`), or None when the current decision is not one."""
+        return None
 
     def info_defaults(self) -> dict[str, Any]:
         """The facts every `ScoreEvent` of this game reports, with their "absent" values.

@@ -229,6 +229,12 @@ class NotForMe(Engine):
         return obs, state
 
     INFO_SEATS = frozenset({"went_out"})
+    conserves = "penalty"
+
+    @property
+    def max_game_length(self) -> int:
+        # Every round ends by max_round_steps steps (docs/RULES.md §1).
+        return self.rounds * (self.max_round_steps + 1)
 
     def info_defaults(self) -> dict:
         # round: 1-based; went_out: seat (-1 = none); round_penalties: per seat;

@@ -217,6 +217,21 @@ class NotYourMasJong(Engine):
 
     INFO_SEATS = frozenset({"winner", "ma", "then_winner", "then_ma"})
     INFO_CODES = {"result": RESULT_NAMES, "then_result": RESULT_NAMES}
+    conserves = "transfer"
+    hidden_decisions = "the steal decisions on one discard, resolved together when all are in"
+
+    @property
+    def max_game_length(self) -> int:
+        # Per round at most every draw-pile card drawn and discarded, each discard answered by
+        # the n-1 others, plus at most 3 set steals (each with its own discard) per player;
+        # at most 9 + 3 rounds.
+        n = self.num_players
+        return 12 * (len(self.deck) + 3 * n + 1) * n
+
+    def hidden_decision_key(self):
+        if self.phase != 1 or self.game_over:
+            return None
+        return (self.round, self.discarder, self.current_discard, len(self.draw), sum(map(len, self.discard_piles)))
 
     def info_defaults(self) -> dict:
         # The round that ended: its number, result code (RESULT_NAMES), winner and Ma

@@ -45,7 +45,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import envs
-from experiments import soak
+from envs import testing
 from tests.conftest import GAMES, scaled
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -266,7 +266,7 @@ DEAL_KEYS = st.sampled_from(["hands", "draw_pile", "set_aside", "supply", "deal"
 
 def _check_accepted_game(env, steps: int = 60):
     """A game that was accepted must be consistent: run the invariant checks for a few steps."""
-    checker = soak.GameChecker(env, np.random.default_rng(0), deep_every=5, illegal_samples=1)
+    checker = testing.GameChecker(env, np.random.default_rng(0), deep_every=5, illegal_samples=1)
     rnd = random.Random(0)
     for _ in env.agent_iter(max_iter=steps):
         obs, _, term, trunc, _ = env.last()

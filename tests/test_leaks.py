@@ -1,6 +1,6 @@
 """Information-leak tests: a player's observation depends only on what that player may know.
 
-Two checks, both in `experiments.soak` (the soak run uses them too):
+Two checks, both in `envs.testing` (the soak run uses them too):
 
 * `find_leaks(engine, p, rng)`: on deep copies, redeal everything hidden from
   seat p with the engine's ``shuffle_hidden(p, rng)`` (the other hands, the
@@ -41,7 +41,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import envs
-from experiments import soak
+from envs import testing
 from tests.conftest import GAME_COUNTS, GAMES, scaled
 
 
@@ -74,10 +74,10 @@ def test_observation_does_not_depend_on_hidden_cards(game, n, rules, seed):
     for step, engine in enumerate(_states(game, n, seed, every=2, **rules)):
         seats = {engine.current_player, int(rng.integers(n))}
         for seat in seats:
-            leaks = soak.find_leaks(engine, seat, rng, trials=2, changed=changed)
+            leaks = testing.find_leaks(engine, seat, rng, trials=2, changed=changed)
             assert not leaks, f"{game} {n}p seed {seed}, live step {2 * step}: " + "; ".join(leaks)
             hands_seen.update(k for k, v in engine.card_places().items() if k.startswith("hand ") and k != f"hand {seat}" and v)
-        leaks = soak.find_decision_leaks(engine)
+        leaks = testing.find_decision_leaks(engine)
         assert not leaks, f"{game} {n}p seed {seed}, live step {2 * step}: " + "; ".join(leaks)
     # The check is not vacuous: the redeal really moved other players' cards.
     assert hands_seen <= changed, (
@@ -113,11 +113,11 @@ def _count_detections(game, n, monkeypatch, extra, max_states=40):
     """(states where the check found a leak with the plant, and without it) over one random game."""
     engine_cls = envs.module(game).raw_env.engine_cls
     rng = np.random.default_rng(0)
-    states = [soak.clone(g) for _, g in zip(range(max_states), _states(game, n, 1, every=3))]
-    clean = sum(bool(soak.find_leaks(g, g.current_player, rng, trials=3)) for g in states)
+    states = [testing.clone(g) for _, g in zip(range(max_states), _states(game, n, 1, every=3))]
+    clean = sum(bool(testing.find_leaks(g, g.current_player, rng, trials=3)) for g in states)
     with monkeypatch.context() as m:
         _plant(m, engine_cls, extra)
-        found = sum(bool(soak.find_leaks(g, g.current_player, rng, trials=3)) for g in states)
+        found = sum(bool(testing.find_leaks(g, g.current_player, rng, trials=3)) for g in states)
     return found, clean, len(states)
 
 
@@ -135,27 +135,26 @@ def test_planted_hidden_pile_leak_is_caught(game, monkeypatch):
     assert found >= 1, f"the leak check never caught the planted top-of-pile leak in {total} states"
 
 
-@pytest.mark.parametrize("game,rules", [(g, r) for g in GAMES if g in soak.HIDDEN_DECISIONS for r in
+@pytest.mark.parametrize("game,rules", [(g, r) for g in GAMES if envs.module(g).raw_env.engine_cls.hidden_decisions for r in
                                         ([{}, {"steal_phase": "eligible"}] if g == "not_your_mas_jong" else [{}])])
 def test_planted_simultaneous_decision_leak_is_caught(game, rules, monkeypatch):
     """Appending the whole state() to observe() exposes pending door picks / steal claims."""
     n = 4
     engine_cls = envs.module(game).raw_env.engine_cls
-    key_fn = soak.HIDDEN_DECISIONS[game]
     states = []
     for seed in range(30):
         for g in _states(game, n, seed, **rules):
-            if key_fn(g) is not None and g.legal_mask().sum() >= 2:
-                states.append(soak.clone(g))
+            if g.hidden_decision_key() is not None and g.legal_mask().sum() >= 2:
+                states.append(testing.clone(g))
             if len(states) >= 15:
                 break
         if len(states) >= 15:
             break
     assert states, f"no {game} state with a pending simultaneous decision was reached"
-    clean = sum(bool(soak.find_decision_leaks(g)) for g in states)
+    clean = sum(bool(testing.find_decision_leaks(g)) for g in states)
     with monkeypatch.context() as m:
         _plant(m, engine_cls, lambda self, seat: self.state())
-        found = sum(bool(soak.find_decision_leaks(g)) for g in states)
+        found = sum(bool(testing.find_decision_leaks(g)) for g in states)
     assert clean == 0
     assert found >= 1, f"the decision-leak check never caught the planted state() leak in {len(states)} states"
 

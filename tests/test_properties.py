@@ -1,11 +1,11 @@
 """Property tests (hypothesis) held over every available game at every player count.
 
 Each example plays one whole game from a drawn seed, rule options and agent
-kind, and checks at every agent step (see `experiments.soak.GameChecker`,
+kind, and checks at every agent step (see `envs.testing.GameChecker`,
 shared with the soak run):
 
 * conservation: the cards in ``card_places()`` are exactly the deck; score
-  currency per `experiments.soak.SCORE_CONSERVATION` (Neu: one chip to the box
+  currency per the engine's ``conserves`` (Neu: one chip to the box
   per lost round; Deadfall: chips + pot constant; Ma's Jong: transfers only;
   Not For Me: penalties only grow);
 * masks: the agent to act has a non-empty mask, every other agent all zeros;
@@ -14,8 +14,8 @@ shared with the soak run):
   and, once per game, end an ``env()`` game with −1 for the offender;
 * rewards sum to zero at every step, equal the zero-sum transform of the
   ``score_changes`` in ``infos``, and scores never change without one;
-* termination within `experiments.soak.step_bound` agent steps (per game, stated
-  in its docstring); truncation is never used (RULES.md allows none);
+* termination within `envs.testing.step_bound` agent steps (the engine's
+  ``max_game_length``); truncation is never used (RULES.md allows none);
 * determinism: same seed + same actions give identical observations, masks,
   rewards, infos and states; so does continuing a deep copy or a pickle taken
   mid-game.
@@ -35,7 +35,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import envs
-from experiments import soak
+from agents import make_agents
+from envs.testing import play_checked_game
 from tests.conftest import GAME_COUNTS, scaled
 
 # Rule options worth drawing, per game; a game not listed plays its defaults.
@@ -55,13 +56,7 @@ OPTION_STRATEGIES = {
     ),
 }
 
-_HEURISTIC = {}
-
-
-def agent_kinds(game: str, n: int) -> list[str]:
-    if (game, n) not in _HEURISTIC:
-        _HEURISTIC[game, n] = soak.heuristic_available(game, n)
-    return ["random", "heuristic", "mixed"] if _HEURISTIC[game, n] else ["random"]
+AGENT_KINDS = ["random", "heuristic", "mixed"]  # `agents.make_agents`
 
 
 @pytest.mark.parametrize("game,n", GAME_COUNTS)
@@ -70,19 +65,17 @@ def agent_kinds(game: str, n: int) -> list[str]:
 def test_invariants_hold_at_every_step(game, n, data):
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
     options = data.draw(OPTION_STRATEGIES.get(game, st.just({})), label="rule options")
-    kind = data.draw(st.sampled_from(agent_kinds(game, n)), label="agents")
+    kind = data.draw(st.sampled_from(AGENT_KINDS), label="agents")
     penalise_at = data.draw(st.integers(0, 40), label="illegal move tried at step")
-    result = soak.play_checked_game(
-        game, n, seed, kind, options, deep_every=2, illegal_samples=2, penalise_at=penalise_at
-    )
+    policies = [bot.act for bot in make_agents(kind, game, n, seed)]
+    result = play_checked_game(game, n, seed, policies, options, deep_every=2, illegal_samples=2, penalise_at=penalise_at)
     assert result.steps > 0
 
 
-@pytest.mark.parametrize("game", [g for g in ("neu",) if g in envs.available_games()])
-def test_masks_are_all_zeros_for_others_during_none_steps(game):
+def test_neu_masks_are_all_zeros_for_others_during_none_steps():
     """While terminated agents take their None-steps, nobody may move; eliminated seats are never selected."""
     for seed in range(10):
-        soak.play_checked_game(game, 4, seed, deep_every=0, illegal_samples=0, skip=frozenset())
+        play_checked_game("neu", 4, seed, deep_every=0, illegal_samples=0)
 
 
 # -- observation bounds ------------------------------------------------------------
@@ -110,12 +103,12 @@ def test_observations_and_states_stay_inside_their_bounds(game, n, data):
     """Every seat's observation and the state, at every step, lie inside the per-index Box bounds."""
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
     options = data.draw(OPTION_STRATEGIES.get(game, st.just({})), label="rule options")
-    kind = data.draw(st.sampled_from(agent_kinds(game, n)), label="agents")
+    kind = data.draw(st.sampled_from(AGENT_KINDS), label="agents")
     env = envs.make(game, num_players=n, **options)
     space = env.observation_space(env.possible_agents[0])["observation"]
     assert np.all(space.low > -1e5) and np.all(space.high < 1e7), "bounds are placeholders"
     env.reset(seed=seed)
-    bots = soak.make_agents(kind, game, n, seed)
+    bots = make_agents(kind, game, n, seed)
     _check_bounds(env, f"seed {seed} reset")
     for i, agent in enumerate(env.agent_iter()):
         obs, _, term, trunc, _ = env.last()
@@ -127,7 +120,6 @@ def test_observations_and_states_stay_inside_their_bounds(game, n, data):
 # -- termination ------------------------------------------------------------
 
 
-@pytest.mark.skipif("not_for_me" not in envs.available_games(), reason="Not For Me not landed")
 def test_not_for_me_round_limit_is_reported_in_infos_not_as_truncation():
     """RULES.md §1: a round reaching max_round_steps ends without penalties, reported in infos."""
     env = envs.make("not_for_me", num_players=3, max_round_steps=3, rounds=2)
@@ -232,3 +224,27 @@ def test_reset_without_seed_continues_the_seeded_stream(game, n):
         runs.append(games)
     assert runs[0] == runs[1]
     assert runs[0][0] != runs[0][1]
+
+
+# -- the engines' facts ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", envs.GAMES)
+def test_every_engine_states_its_facts(game):
+    """What envs.testing checks against: the step bound, the currency, the hidden decisions (a
+    random game meets one exactly when the engine says it has them)."""
+    from envs.engine import CONSERVES
+
+    env = envs.make_raw(game)
+    engine = env.unwrapped.game
+    assert engine.conserves in CONSERVES
+    assert isinstance(engine.max_game_length, int) and engine.max_game_length > 0
+    met = set()
+    for seed in range(3):
+        env.reset(seed=seed)
+        rnd = random.Random(seed)
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            met.add(engine.hidden_decision_key() is not None)
+            env.step(None if term or trunc else int(rnd.choice(np.flatnonzero(obs["action_mask"]))))
+    assert (True in met) == bool(engine.hidden_decisions)

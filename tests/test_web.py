@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments import replay, soak, tournament, web
+from envs.testing import clone
+from experiments import replay, tournament, web
 from tests.conftest import GAMES
 from tests.helpers import cli_error_line
 
@@ -146,7 +147,7 @@ def _look_alike_moves(engine, seat: int, rng, redeals: int = 8):
     """
 
     def after(state, a):
-        g = soak.clone(state)
+        g = clone(state)
         g.step(a)
         return g
 
@@ -162,7 +163,7 @@ def _look_alike_moves(engine, seat: int, rng, redeals: int = 8):
         return []
     copies = []
     for _ in range(redeals):
-        g = soak.clone(engine)
+        g = clone(engine)
         g.shuffle_hidden(seat, rng)
         copies.append(g)
 
@@ -204,7 +205,7 @@ def frame_leaks(rep: replay.Replay, served: dict[int, list[dict]], rng) -> tuple
                 problems.append(f"{game} frame {step}: the frame served to player_{seat} is not that seat's view of the game")
             places = engine.card_places()
             for _ in range(2):
-                g = soak.clone(engine)
+                g = clone(engine)
                 g.shuffle_hidden(seat, rng)
                 counts["redealt"].update(k for k, v in g.card_places().items() if v != places[k])
                 if web.frame(g, seat, step, shown["move"]) != shown:
@@ -218,7 +219,7 @@ def frame_leaks(rep: replay.Replay, served: dict[int, list[dict]], rng) -> tuple
                         problems.append(
                             f"{game} frame {step}: player_{seat} can tell apart player_{move[0]}'s moves "
                             f"{prev.action_name(a, move[0])!r} and {prev.action_name(b, move[0])!r}, which its observation cannot")
-        prev = soak.clone(engine)
+        prev = clone(engine)
     problems += [f"{game}: {len(served[s]) - index[s]} frames too many served to player_{s}" for s in range(n) if index[s] < len(served[s])]
     return problems, counts
 
