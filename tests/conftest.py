@@ -35,6 +35,6 @@ def player_counts(game: str) -> range:
     return range(engine_cls.min_players, engine_cls.max_players + 1)
 
 
-# Every available game at every player count: new games join automatically.
-GAME_COUNTS = [(g, n) for g in envs.available_games() for n in player_counts(g)]
-GAMES = envs.available_games()
+# Every game at every player count: new games join automatically.
+GAMES = list(envs.GAMES)
+GAME_COUNTS = [(g, n) for g in GAMES for n in player_counts(g)]

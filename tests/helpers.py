@@ -1,13 +1,17 @@
 """Shared test helpers: random legal play, and golden playthroughs.
 
-A golden playthrough is a recorded game: the seed, the reset options, and for
-every agent step the acting agent, the action *name*, the rewards of that step
-and a digest of the acting agent's observation. `replay` plays it again action
-by action and checks every one of those, so any change in rules, observation
-layout or rewards shows up as a diff at the first step that differs.
+A golden playthrough (`tests/golden/*.txt`) is a recorded game as readable text,
+as OpenSpiel keeps its playthroughs: the seed and reset options, then for every
+agent step the acting agent, what it sees (`view`), its legal move names,
+digests of its observation, mask and infos, the action's *name*, the event
+the step caused (`env.last_event`) and the step's rewards.
+`check_playthrough` plays the actions again and compares the text, so a
+change in rules, observation layout or rewards shows as a diff a person can
+read, at the first step that differs.
 
-To (re)record after a deliberate change, run for example:
-    python -m tests.helpers record neu 4 7 tests/golden/neu_4p.json
+To record a new one, or to re-record after a deliberate change:
+    python -m tests.helpers record neu 4 7 tests/golden/neu_4p.txt --options '{"deal": ...}'
+    python -m tests.helpers rerecord tests/golden/neu_4p_seed_deal.txt
 and say why in the commit message (and bump the env's _vN if behaviour changed).
 """
 
@@ -82,76 +86,109 @@ def info_digest(info: dict) -> str:
     return hashlib.sha256(",".join(sorted(info)).encode() + values.tobytes()).hexdigest()[:16]
 
 
-def record_transcript(game: str, num_players: int, seed: int, options: dict | None = None, rule_options: dict | None = None) -> dict:
-    """Record a random game: per step the agent, action name, obs/mask/infos digests and the step's rewards."""
+# -- golden playthroughs ---------------------------------------------------------------------
+
+HEADER_KEYS = ("game", "players", "seed", "options", "rule_options")
+
+
+def playthrough(game: str, players: int, seed: int, options: dict | None = None, rule_options: dict | None = None,
+                actions: list[str | None] | None = None) -> str:
+    """A game as readable text: a header, then per agent step the acting agent, its `view`, the
+    legal move names, digests of its observation, mask and infos, the action's name, the event
+    it caused and the step's rewards. With `actions` (names; None for a finished agent's step) those are played; without,
+    uniformly random legal moves from `random.Random(seed)`. An action that the game refuses ends
+    the text with a line saying so."""
     import envs
 
-    env = envs.make(game, num_players=num_players, **(rule_options or {}))
+    env = envs.make(game, num_players=players, **(rule_options or {}))
     env.reset(seed=seed, options=options)
+    engine = env.unwrapped.game
     rnd = random.Random(seed)
-    steps = []
-    for agent in env.agent_iter():
+    lines = [
+        "# A golden playthrough, replayed action by action by tests/test_playthroughs.py: every line must",
+        "# come out the same. After a deliberate rules change: python -m tests.helpers rerecord THIS_FILE",
+        f"game: {game}",
+        f"players: {players}",
+        f"seed: {seed}",
+        f"options: {json.dumps(options, sort_keys=True)}",
+        f"rule_options: {json.dumps(rule_options or {}, sort_keys=True)}",
+    ]
+    for i, agent in enumerate(env.agent_iter()):
+        if actions is not None and i >= len(actions):
+            lines.append(f"(the game goes on after step {i - 1})")
+            break
         obs, _, term, trunc, info = env.last()
-        if term or trunc:
-            action, name = None, None
+        done = term or trunc
+        lines += ["", f"step {i}: {agent}" + (" (done)" if done else "")]
+        if not done:
+            seat = env.possible_agents.index(agent)
+            lines += [f"  view: {line}" for line in engine.view(seat).splitlines()]
+            lines.append("  legal: " + ", ".join(env.unwrapped.action_name(int(a)) for a in np.flatnonzero(obs["action_mask"])))
+        lines.append(f"  obs: {digest(obs['observation'])}  mask: {digest(obs['action_mask'])}  infos: {info_digest(info)}")
+        if actions is None:
+            name = None if done else env.unwrapped.action_name(random_action(obs, rnd))
         else:
-            action = random_action(obs, rnd)
-            name = env.unwrapped.action_name(action)
-        env.step(action)
-        steps.append(
-            {
-                "agent": agent,
-                "action": name,
-                "obs": digest(obs["observation"]),
-                "mask": digest(obs["action_mask"]),
-                "info": info_digest(info),
-                "rewards": {a: round(float(r), 9) for a, r in sorted(env.rewards.items())},
-            }
-        )
-    return {
-        "game": game,
-        "num_players": num_players,
-        "seed": seed,
-        "options": options,
-        "rule_options": rule_options or {},
-        "steps": steps,
-    }
+            name = actions[i]
+        lines.append(f"  action: {name}")
+        try:
+            env.step(None if name is None else env.unwrapped.action_from_name(name))
+        except (ValueError, TypeError, AssertionError) as e:
+            lines.append(f"  refused: {e}")
+            break
+        if env.last_event is not None:
+            lines.append(f"  event: {env.last_event}")
+        lines.append("  rewards: " + (", ".join(f"{a} {round(float(r), 9)!r}" for a, r in sorted(env.rewards.items())) or "-"))
+    else:
+        if actions is not None and len(actions) > i + 1:
+            lines.append(f"(the game ended after step {i}; the recording goes on)")
+    return "\n".join(lines) + "\n"
 
 
-def replay(transcript: dict) -> None:
-    """Replay a transcript by action names; assert every recorded fact step by step."""
-    import envs
-
-    t = transcript
-    env = envs.make(t["game"], num_players=t["num_players"], **t["rule_options"])
-    env.reset(seed=t["seed"], options=t["options"])
-    for i, step in enumerate(t["steps"]):
-        assert env.agents, f"step {i}: game ended early"
-        agent = env.agent_selection
-        assert agent == step["agent"], f"step {i}: {agent} to act, transcript says {step['agent']}"
-        obs, _, term, trunc, info = env.last()
-        assert digest(obs["observation"]) == step["obs"], f"step {i}: observation of {agent} differs"
-        assert info_digest(info) == step["info"], f"step {i}: infos of {agent} differ"
-        assert digest(obs["action_mask"]) == step["mask"], f"step {i}: action mask of {agent} differs"
-        action = None if step["action"] is None else env.unwrapped.action_from_name(step["action"])
-        env.step(action)
-        got = {a: round(float(r), 9) for a, r in sorted(env.rewards.items())}
-        assert got == step["rewards"], f"step {i} ({step['action']}): rewards {got} != {step['rewards']}"
-    assert not env.agents, "transcript ended but the game goes on"
+def read_playthrough(text: str) -> tuple[dict, list[str | None]]:
+    """The header (as playthrough's keyword arguments) and the action names of a playthrough text."""
+    header, actions = {}, []
+    for line in text.splitlines():
+        key, _, value = line.partition(": ")
+        if key in HEADER_KEYS and key not in header:
+            header[key] = json.loads(value) if key in ("options", "rule_options") else (int(value) if key in ("players", "seed") else value)
+        elif line.startswith("  action: "):
+            name = line[len("  action: "):]
+            actions.append(None if name == "None" else name)
+    return header, actions
 
 
-def save(transcript: dict, path: Path) -> None:
-    path.write_text(json.dumps(transcript, indent=0, sort_keys=True) + "\n")
+def check_playthrough(text: str) -> None:
+    """Replay a playthrough text by its action names; AssertionError with a readable diff at the
+    first lines that differ."""
+    import difflib
 
-
-def load(path: Path) -> dict:
-    return json.loads(Path(path).read_text())
+    header, actions = read_playthrough(text)
+    again = playthrough(**header, actions=actions)
+    if again != text:
+        diff = list(difflib.unified_diff(text.splitlines(), again.splitlines(), "recorded", "replayed", n=6, lineterm=""))
+        raise AssertionError("the replay differs from the recording:\n" + "\n".join(diff[:80]))
 
 
 if __name__ == "__main__":
-    # python -m tests.helpers record GAME PLAYERS SEED OUT.json
-    if len(sys.argv) != 6 or sys.argv[1] != "record":
-        sys.exit("usage: python -m tests.helpers record GAME PLAYERS SEED OUT.json")
-    _, _, game, players, seed, out = sys.argv
-    save(record_transcript(game, int(players), int(seed)), Path(out))
-    print(f"wrote {out}")
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tests.helpers", description="record golden playthroughs")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record", help="record a random game")
+    rec.add_argument("game")
+    rec.add_argument("players", type=int)
+    rec.add_argument("seed", type=int)
+    rec.add_argument("out", type=Path)
+    rec.add_argument("--options", type=json.loads, default=None, help='reset options as JSON, e.g. \'{"deal": ...}\'')
+    rec.add_argument("--rule-options", type=json.loads, default=None, help="rule options as JSON")
+    again = sub.add_parser("rerecord", help="play a playthrough's actions again and write what the game does now")
+    again.add_argument("files", nargs="+", type=Path)
+    args = parser.parse_args()
+    if args.command == "record":
+        args.out.write_text(playthrough(args.game, args.players, args.seed, args.options, args.rule_options))
+        print(f"wrote {args.out}")
+    else:
+        for path in args.files:
+            header, actions = read_playthrough(path.read_text())
+            path.write_text(playthrough(**header, actions=actions))
+            print(f"wrote {path}")

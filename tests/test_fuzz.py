@@ -444,8 +444,6 @@ def test_action_names_junk(game):
 
 
 def _ppo():
-    if importlib.util.find_spec("agents.ppo") is None:
-        pytest.skip("agents.ppo has not landed")
     pytest.importorskip("torch")
     return importlib.import_module("agents.ppo")
 
@@ -477,19 +475,15 @@ def _bad_checkpoints(tmp_path: Path) -> dict[str, Path]:
     return files
 
 
-PPO_LOAD_BUGS: dict = {}  # case -> open bug report (xfail strict until fixed)
 CHECKPOINT_CASES = ["missing", "directory", "empty", "garbage", "text", "zip_header", "wrong_dict", "tensor", "list", "truncated_0.1", "truncated_0.5", "truncated_0.99"]
 
 
-@pytest.mark.parametrize(
-    "case", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=PPO_LOAD_BUGS[c]) if c in PPO_LOAD_BUGS else ()) for c in CHECKPOINT_CASES]
-)
+@pytest.mark.parametrize("case", CHECKPOINT_CASES)
 def test_ppo_load_bad_checkpoint(tmp_path, case):
     """A clear ValueError/OSError that names the file, within 30 s."""
     ppo = _ppo()
     files = _bad_checkpoints(tmp_path)
-    if case not in files:
-        pytest.skip("no shipped checkpoint to truncate yet")
+    assert case in files, f"no file for case {case}"
     path = files[case]
     with time_limit(30), pytest.raises(Exception) as excinfo:
         ppo.PPOAgent.load(path)
@@ -515,7 +509,6 @@ BAD_COMMANDS = [
     ("experiments.soak", ["--game", "neu", "--players", "99"]),
     ("experiments.soak", ["--deals", "0"]),
 ]
-CLI_MARKS: dict = {}  # (module, args) -> pytest.mark.xfail(strict=True, reason=...) for open bug reports
 
 
 @pytest.fixture(scope="module")
@@ -543,11 +536,9 @@ def cli_results():
     return results
 
 
-@pytest.mark.parametrize("module,args", [pytest.param(m, a, marks=CLI_MARKS.get((m, tuple(a)), ())) for m, a in BAD_COMMANDS], ids=lambda v: v if isinstance(v, str) else " ".join(v))
+@pytest.mark.parametrize("module,args", BAD_COMMANDS, ids=lambda v: v if isinstance(v, str) else " ".join(v))
 def test_command_line_tool_rejects_bad_arguments(cli_results, module, args):
     """Exit status 2 and one clear line on stderr, never a traceback."""
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"{module} has not landed")
     result = cli_results[module, tuple(args)]
     assert result is not None, "hung"
     status, err = result

@@ -15,7 +15,7 @@ import envs
 from envs import not_for_me as nfm
 from envs import not_for_me_v0
 from envs.not_for_me import NotForMe
-from tests.helpers import GOLDEN, load, play_random_game, record_transcript, replay, save
+from tests.helpers import GOLDEN, play_random_game, read_playthrough
 
 W = "W"
 
@@ -433,24 +433,21 @@ def test_observation_fields_are_seat_relative():
     assert g.observe(0).shape == (g.obs_size,) and g.state().shape == (g.state_size,)
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 5])
-def test_observation_unchanged_when_hidden_cards_are_redealt(n):
+@pytest.mark.parametrize("n", [2, 5])
+def test_a_redeal_keeps_what_everyone_knows_of_the_giver(n):
+    # The general redeal check is tests/test_leaks.py; what is particular here: a giver offers every
+    # card of the number offered, so a redeal may give the giver none of it back.
     rng = np.random.default_rng(n)
-    changed = 0
-    checked = 0
+    offers = 0
     for g in random_engine_states(n, seed=20 + n, steps=250):
         for seat in range(n):
-            h = copy.deepcopy(g)
-            before = h.observe(seat)
-            h.shuffle_hidden(seat, rng)
-            assert np.array_equal(before, h.observe(seat)), f"observe({seat}) leaks hidden cards"
-            assert Counter(c for cs in h.card_places().values() for c in cs) == Counter(h.deck)
-            assert h.hand_sizes == [sum(x) for x in h.hands]
-            if h.offer_size and seat != h.giver:
-                assert h.hands[h.giver][h.offer_kind] == 0  # the giver offered all of that number
-            changed += not np.array_equal(g.state(), h.state())
-            checked += 1
-    assert changed > checked * 0.8  # the redeal really moves the hidden cards
+            if g.offer_size and seat != g.giver:
+                h = copy.deepcopy(g)
+                h.shuffle_hidden(seat, rng)
+                assert h.hand_sizes == [sum(x) for x in h.hands]
+                assert h.hands[h.giver][h.offer_kind] == 0
+                offers += 1
+    assert offers > 5
 
 
 # -- mask vs an independent enumeration of the rules -------------------------------------
@@ -567,37 +564,14 @@ def test_bad_options_say_what_is_wrong(options, message):
         not_for_me_v0.env(**options)
 
 
-# -- golden playthrough, PettingZoo's tests -------------------------------------------------
-
-GOLDEN_FILE = GOLDEN / "not_for_me_3p.json"
-GOLDEN_ARGS = dict(game="not_for_me", num_players=3, seed=7, options={"deal": three_player_deal()})
+# -- golden playthrough, whole games -------------------------------------------------------
 
 
-def test_golden_playthrough_replays_step_by_step():
-    transcript = load(GOLDEN_FILE)
-    assert transcript["options"] == GOLDEN_ARGS["options"]
-    names = [s["action"] for s in transcript["steps"]]
+def test_golden_playthrough_gives_accepts_refuses_and_draws():
+    # tests/test_playthroughs.py replays it
+    header, names = read_playthrough((GOLDEN / "not_for_me_3p.txt").read_text())
+    assert header["options"] == {"deal": three_player_deal()} and header["players"] == 3
     assert {"accept", "not for me"} <= set(names) and any(n and n.startswith("draw") for n in names)
-    replay(transcript)
-
-
-def test_golden_transcript_detects_a_changed_step():
-    transcript = load(GOLDEN_FILE)
-    bad = copy.deepcopy(transcript)
-    bad["steps"][5]["obs"] = "0" * 16
-    with pytest.raises(AssertionError, match="step 5"):
-        replay(bad)
-
-
-@pytest.mark.parametrize("n", [2, 3, 4, 5])
-def test_pettingzoo_api_seed_and_render_tests(n):
-    from pettingzoo.test import api_test, render_test, seed_test
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        api_test(not_for_me_v0.env(num_players=n), num_cycles=30)
-        seed_test(lambda: not_for_me_v0.env(num_players=n), num_cycles=30)
-        render_test(lambda render_mode=None: not_for_me_v0.env(num_players=n, render_mode=render_mode))
 
 
 def test_whole_games_end_with_final_ranks():
@@ -628,12 +602,6 @@ def test_heuristic_plays_legal_moves_and_beats_random(n):
         for s, score in enumerate(e.unwrapped.game.scores):
             scores["heuristic" if s == seat else "random"].append(score)
     assert np.mean(scores["heuristic"]) > np.mean(scores["random"]) + 5
-
-
-if __name__ == "__main__":
-    # Re-record the golden playthrough after a deliberate rules change (bump the _vN then).
-    save(record_transcript(**GOLDEN_ARGS), GOLDEN_FILE)
-    print(f"wrote {GOLDEN_FILE}")
 
 
 def test_option_bounds_keep_observations_in_their_box():
