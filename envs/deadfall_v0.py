@@ -106,21 +106,15 @@ actually in front of each player and the pot. The call and, at the end, the
 final ranks go in `infos` (below).
 
 ## Infos
-Every agent's `infos` dict has the same keys at every step, `reset` included,
-and every value is an int or a tuple of ints with one entry per seat
-(absolute seat order), so replay buffers can stack them. Seats are indices
-(−1 = none), results are integer codes, and a key without news holds its
-"absent" value.
+The keys and value types every cardzoo env shares, and the readable
+`env.unwrapped.last_event`, are described in `help(envs.adapter)`. What they
+hold in Deadfall, and Deadfall's own event facts:
 
 | key             | value                                                          |
 |-----------------|----------------------------------------------------------------|
-| `eliminated`    | 1 if this agent is out of the game, else 0 (always 0 here)|
-| `illegal_move`  | `env()` only: seat of the player whose masked-out action ended the game; −1 = none |
 | `scored`        | 1 on the step that settles a hand (a DEAD call), else 0                            |
 | `scores`        | running scores per seat (chips, a player's ante counted until the hand is settled)                              |
-| `score_changes` | raw score change per seat at this step (all 0 without an event) |
 | `final_ranks`   | rank per seat at the end of the game (1 = most chips, ties share); all 0 before    |
-| `final_scores`  | score per seat at the end of the game; all 0 before            |
 | `caller`        | seat that called DEAD; −1 = no event                           |
 | `target`        | seat whose top card was called; −1 = no event                  |
 | `value`         | value called (1–10); 0 = no event                              |
@@ -129,11 +123,6 @@ and every value is an int or a tuple of ints with one entry per seat
 | `paid`          | chips actually paid between caller and target                  |
 | `pot`           | chips in the pot taken by the winner of the call               |
 | `hand`          | the hand that ended (1-based); 0 = no event                    |
-
-`env.unwrapped.last_event` holds the same event readably for logs and
-replays: agent names instead of seats, names instead of codes,
-`score_changes` / `scores` (and at the end `final_ranks` / `final_scores`)
-as `{agent: int}`; it is None after a step that scored nothing.
 
 ## Rule options
 | option           | default | meaning                                      |
@@ -165,11 +154,9 @@ number of hands or cards, or more copies of a rank than the deck holds
 raises ValueError saying so. Later hands are dealt from the seeded RNG.
 
 ## Bad input
-An action of the wrong type raises TypeError, one outside the space
-ValueError. A masked-out action: `raw_env` raises ValueError; `env()` ends
-the game, the offender gets −1 and every `infos[*]["illegal_move"]` holds its seat
-(PettingZoo classic's convention). Bad rule options raise ValueError naming
-the expected values.
+As in every cardzoo env (`help(envs.adapter)`): a masked-out action raises
+ValueError in `raw_env` and ends an `env()` game with −1 for the offender.
+Bad rule options raise ValueError naming the expected values.
 
 ## Version history
 * v0: first release.

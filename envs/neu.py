@@ -10,17 +10,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from envs.engine import (
-    Bounds,
-    Engine,
-    ScoreEvent,
-    check_deal_keys,
-    kind_counts,
-    parse_hands,
-    ranks_from_keys,
-    shuffled,
-    shuffled_hidden_pool,
-)
+from envs.engine import (Bounds, Engine, ScoreEvent, check_deal_keys, kind_counts, parse_hands, ranks_from_keys,
+                         shuffled, shuffled_hidden_pool)
 
 # Card kinds, in the order of the observation's hand counts.
 NUMBER_VALUES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 50, -10, -1)  # kinds 0..12 add their value

@@ -102,29 +102,19 @@ the loser −(m−1)/m, each other +1/m (m players in); players already out get
 0. The event and, at the end, the final ranks go in `infos` (below).
 
 ## Infos
-Every agent's `infos` dict has the same keys at every step, `reset` included,
-and every value is an int or a tuple of ints with one entry per seat
-(absolute seat order), so replay buffers can stack them. Seats are indices
-(−1 = none), results are integer codes, and a key without news holds its
-"absent" value.
+The keys and value types every cardzoo env shares, and the readable
+`env.unwrapped.last_event`, are described in `help(envs.adapter)`. What they
+hold in Neu, and Neu's own event facts:
 
 | key             | value                                                          |
 |-----------------|----------------------------------------------------------------|
 | `eliminated`    | 1 if this agent is out of the game, else 0; an eliminated player stays in `agents` until the end|
-| `illegal_move`  | `env()` only: seat of the player whose masked-out action ended the game; −1 = none |
 | `scored`        | 1 on the step that ends a round (someone loses a chip), else 0                            |
 | `scores`        | running scores per seat (chips)                              |
-| `score_changes` | raw score change per seat at this step (all 0 without an event) |
 | `final_ranks`   | rank per seat at the end of the game (1 = winner; players who went out rank by when they went out); all 0 before    |
-| `final_scores`  | score per seat at the end of the game; all 0 before            |
 | `round_loser`   | seat that lost the round and paid a chip; −1 = no event        |
 | `round`         | the round that ended (1-based); 0 = no event                   |
 | `total`         | the total the loser could not play on; 0 = no event            |
-
-`env.unwrapped.last_event` holds the same event readably for logs and
-replays: agent names instead of seats, names instead of codes,
-`score_changes` / `scores` (and at the end `final_ranks` / `final_scores`)
-as `{agent: int}`; it is None after a step that scored nothing.
 
 ## Rule options
 None: RULES.md fixes 3 chips each and 3-card hands.
@@ -151,10 +141,8 @@ named ones. A deal that does not fit the 58-card deck raises ValueError.
 Later rounds are dealt from the seeded RNG.
 
 ## Bad input
-An action of the wrong type raises TypeError, one outside the space
-ValueError. A masked-out action: `raw_env` raises ValueError; `env()` ends
-the game, the offender gets −1 and every `infos[*]["illegal_move"]` holds its seat
-(PettingZoo classic's convention).
+As in every cardzoo env (`help(envs.adapter)`): a masked-out action raises
+ValueError in `raw_env` and ends an `env()` game with −1 for the offender.
 
 ## Version history
 * v0: first release.

@@ -129,31 +129,20 @@ as one event (the second under the `then_*` keys). The event and, at the end,
 the final ranks go in `infos` (below).
 
 ## Infos
-Every agent's `infos` dict has the same keys at every step, `reset` included,
-and every value is an int or a tuple of ints with one entry per seat
-(absolute seat order), so replay buffers can stack them. Seats are indices
-(−1 = none), results are integer codes, and a key without news holds its
-"absent" value.
+The keys and value types every cardzoo env shares, and the readable
+`env.unwrapped.last_event`, are described in `help(envs.adapter)`. What they
+hold in Ma's Jong, and Ma's Jong's own event facts:
 
 | key             | value                                                          |
 |-----------------|----------------------------------------------------------------|
-| `eliminated`    | 1 if this agent is out of the game, else 0 (always 0 here)|
-| `illegal_move`  | `env()` only: seat of the player whose masked-out action ended the game; −1 = none |
 | `scored`        | 1 on the step that ends a round (a win or an empty draw pile), else 0                            |
 | `scores`        | running scores per seat (tokens)                              |
-| `score_changes` | raw score change per seat at this step (all 0 without an event) |
 | `final_ranks`   | rank per seat at the end of the game (1 = most tokens, ties share); all 0 before    |
-| `final_scores`  | score per seat at the end of the game; all 0 before            |
 | `round`         | the round that ended (1-based); 0 = no event                   |
 | `result`        | 0 none, 1 win by draw, 2 win by steal, 3 exhausted (empty draw pile) |
 | `winner`        | winning seat; −1 = none                                        |
 | `ma`            | seat of that round's Ma; −1 = no event                         |
 | `then_round`, `then_result`, `then_winner`, `then_ma` | the next round, when the same step also ends it (its Ma wins on the deal); absent values otherwise |
-
-`env.unwrapped.last_event` holds the same event readably for logs and
-replays: agent names instead of seats, names instead of codes,
-`score_changes` / `scores` (and at the end `final_ranks` / `final_scores`)
-as `{agent: int}`; it is None after a step that scored nothing.
 
 ## Rule options
 | option        | default          | meaning                                                          |
@@ -197,10 +186,8 @@ unknown card raises ValueError saying so. Later rounds are dealt from the
 seeded RNG.
 
 ## Bad input
-An action of the wrong type raises TypeError, one outside the space
-ValueError. A masked-out action: `raw_env` raises ValueError; `env()` ends
-the game, the offender gets −1 and every `infos[*]["illegal_move"]` holds its seat
-(PettingZoo classic's convention).
+As in every cardzoo env (`help(envs.adapter)`): a masked-out action raises
+ValueError in `raw_env` and ends an `env()` game with −1 for the offender.
 
 ## Version history
 * v0: first release.

@@ -65,14 +65,10 @@ class BoxObservation(BaseWrapper):
         self.env.step(action)
 
     def last(self, observe: bool = True):
+        # the env's own last(), with this wrapper's observation and infos (mask included)
+        _, reward, termination, truncation, _ = self.env.last(observe=False)
         agent = self.agent_selection
-        return (
-            self.observe(agent) if observe else None,
-            self._cumulative_rewards[agent],
-            self.terminations[agent],
-            self.truncations[agent],
-            self.infos[agent],
-        )
+        return self.observe(agent) if observe else None, reward, termination, truncation, self.infos[agent]
 
 
 def box_obs(env: AECEnv) -> BoxObservation:
