@@ -132,7 +132,10 @@ def check_legal_actions_accepted(engine) -> None:
             )
 
 
-def _env_view(env) -> tuple:
+def env_view(env) -> tuple:
+    """What an agent could notice of the env: the selected agent, its observation and mask, the
+    cumulative rewards and the agents still in the game (compared before and after a step that
+    must change nothing)."""
     agent = env.agent_selection
     obs = env.observe(agent)
     return (
@@ -151,7 +154,7 @@ def check_illegal_refused(env, rng: np.random.Generator, samples: int = 2) -> No
     illegal = np.flatnonzero(mask == 0)
     if illegal.size == 0:
         return
-    before = _env_view(env)
+    before = env_view(env)
     mode = base.illegal_move
     base.illegal_move = "raise"
     try:
@@ -162,7 +165,7 @@ def check_illegal_refused(env, rng: np.random.Generator, samples: int = 2) -> No
                 pass
             else:
                 raise InvariantError(f"masked-out action {int(a)} was accepted by raw_env")
-            if _env_view(env) != before:
+            if env_view(env) != before:
                 raise InvariantError(f"refusing masked-out action {int(a)} changed the env")
     finally:
         base.illegal_move = mode
@@ -471,19 +474,9 @@ class GameResult:
     scores: list
 
 
-def play_checked_game(
-    game: str,
-    num_players: int,
-    seed: int,
-    policies: Sequence[Callable[[dict], int]] | None = None,
-    rule_options: dict | None = None,
-    deep_every: int = 1,
-    leak_every: int = 0,
-    illegal_samples: int = 2,
-    penalise_at: int | None = None,
-    wrapped: bool = True,
-    where: str = "",
-) -> GameResult:
+def play_checked_game(game: str, num_players: int, seed: int, policies: Sequence[Callable[[dict], int]] | None = None,
+                      rule_options: dict | None = None, deep_every: int = 1, leak_every: int = 0, illegal_samples: int = 2,
+                      penalise_at: int | None = None, wrapped: bool = True, where: str = "") -> GameResult:
     """Play one whole game, checking every invariant at every step; raises InvariantError.
 
     ``policies``: one function per seat from an observation to an action (default: uniform

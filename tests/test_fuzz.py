@@ -88,16 +88,7 @@ def _started(game: str, n: int | None = None, seed: int = 0, steps: int = 3, wra
 
 
 def _view(env):
-    agent = env.agent_selection
-    obs = env.observe(agent)
-    return (
-        agent,
-        obs["observation"].tobytes(),
-        obs["action_mask"].tobytes(),
-        env.state().tobytes(),
-        sorted(env._cumulative_rewards.items()),
-        list(env.agents),
-    )
+    return testing.env_view(env) + (env.state().tobytes(),)
 
 
 JUNK_ACTIONS = st.one_of(

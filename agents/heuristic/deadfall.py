@@ -38,22 +38,8 @@ from math import comb
 import numpy as np
 
 from agents.base import Agent
-from envs.deadfall import (
-    A_DEAD,
-    DOOR,
-    NUM_RANKS,
-    OBS_HAND,
-    OBS_PHASE,
-    OBS_POT,
-    OBS_SEATS,
-    OBS_UNSEEN,
-    SEAT_BLOCK,
-    SEAT_CHIPS,
-    SEAT_HAND_SIZE,
-    SEAT_PICKED,
-    SEAT_TOP,
-    dead_target,
-)
+from envs.deadfall import (A_DEAD, DOOR, NUM_RANKS, OBS_HAND, OBS_PHASE, OBS_POT, OBS_SEATS, OBS_UNSEEN, SEAT_BLOCK,
+                           SEAT_CHIPS, SEAT_HAND_SIZE, SEAT_PICKED, SEAT_TOP, dead_target)
 
 CALL_MARGIN = 0.0  # how much better than playing on a call must look
 KEEP_CARDS = 0.5  # value of not emptying my hand with this play
