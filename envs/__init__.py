@@ -61,6 +61,13 @@ def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, opp
     return make(game, num_players=num_players, seat=seat, opponents=opponents, render_mode=render_mode, **rule_options)
 
 
+def vector_env(game: str, num_envs: int, num_players: int | None = 4, seed: int = 0, **rule_options: Any):
+    """`num_envs` tables of one game stepped together in compiled kernels; see `envs.vector`."""
+    from envs.vector import vector_env as make  # numba loads only when a batched engine is asked for
+
+    return make(game, num_envs, num_players, seed, **rule_options)
+
+
 def _register() -> None:
     try:
         import pettingzoo

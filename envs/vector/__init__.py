@@ -1,0 +1,176 @@
+"""Batched engines: thousands of tables of one game per call, in compiled kernels.
+
+    import envs
+    venv = envs.vector_env("neu", num_envs=4096, num_players=4, seed=0)
+    obs, mask, seat = venv.reset()
+    obs, mask, seat, rewards, done = venv.step(actions)
+
+Every table plays exactly the game the AEC env plays: table ``i``'s ``k``-th
+game (counting from 0) is the game of ``envs.make(game).reset(seed=seed + i +
+k * num_envs)``, move for move, with the same observations, masks, rewards,
+scores and ranks (tests/test_vector.py checks this at every step). The
+readable engines in ``envs/<game>.py`` define the rules; the kernels in
+``envs/vector/<game>.py`` are a numba copy of them over plain arrays, and the
+random draws are NumPy's own PCG64 stream, shuffle for shuffle.
+
+Arrays, for ``N = num_envs`` tables:
+
+* ``reset() -> obs, mask, seat``: float32 ``[N, obs_size]``, int8
+  ``[N, num_actions]``, int64 ``[N]``: the seat to act at each table, its
+  observation (the AEC env's layout) and its legal actions.
+* ``step(actions) -> obs, mask, seat, rewards, done``: ``actions`` is an
+  integer array ``[N]``, one move per table for the seat to act there;
+  ``rewards`` float32 ``[N, num_players]`` are every seat's zero-sum rewards
+  from that move (RULES.md, "Scores and rewards"); ``done`` bool ``[N]`` marks
+  the tables whose game ended with that move. Such a table starts its next game
+  at once: ``obs``, ``mask`` and ``seat`` are already the new game's, and
+  ``final_scores`` / ``final_ranks`` (int64 ``[N, num_players]``) hold the
+  finished game's result in the rows where ``done`` is set.
+* ``observe(seats)``: any seat's observation at every table (for critics);
+  ``state()``: the global vectors ``[N, state_size]``; ``scores()``: the
+  running scores ``[N, num_players]``.
+
+A seat that is out of the game (Neu) is never the seat to act, so every row
+always has a legal move. Wrong shapes or dtypes raise ``ValueError`` naming
+the expected shape; a masked-out action raises ``ValueError`` naming the
+tables, before any table moves.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+
+import envs
+from envs.vector import rng as R
+
+KERNELS = {
+    "neu": "envs.vector.neu",
+}
+
+
+class VectorEnv:
+    """``num_envs`` tables of one game, stepped together (see the module docstring)."""
+
+    def __init__(self, game: str, num_envs: int, num_players: int | None = 4, seed: int = 0, **rule_options: Any):
+        if game not in envs.GAMES:
+            raise ValueError(f"unknown game {game!r}; valid games: {', '.join(envs.GAMES)}")
+        if game not in KERNELS:
+            raise ValueError(f"game {game!r} has no batched engine yet; batched games: {', '.join(KERNELS)}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        # The reference engine checks the player count and the rule options.
+        engine = envs.module(game).raw_env.engine_cls(num_players, **rule_options)
+        self.game = game
+        self.num_envs = int(num_envs)
+        self.num_players = engine.num_players
+        self.options = dict(engine.options)
+        self.seed = int(seed)
+        self.num_actions = engine.num_actions
+        self.obs_size = engine.obs_size
+        self.state_size = engine.state_size
+        self._k = importlib.import_module(KERNELS[game])
+        n, N = self.num_players, self.num_envs
+        self._st = self._k.make_state(N, n, self.options)
+        self._games = np.zeros(N, np.int64)  # games started at each table
+        self._mask = np.zeros((N, self.num_actions), np.int8)
+        self._scratch = np.zeros(self.num_actions, np.int8)
+        self._rows = np.arange(N, dtype=np.int64)
+        self.final_scores = np.zeros((N, n), np.int64)
+        self.final_ranks = np.zeros((N, n), np.int64)
+        self._has_reset = False
+
+    # -- tables -----------------------------------------------------------------
+    def table_seed(self, table: int, game_index: int) -> int:
+        """The AEC seed of a table's game: ``seed + table + game_index * num_envs``."""
+        return self.seed + table + game_index * self.num_envs
+
+    def _start(self, rows: np.ndarray) -> None:
+        seeds = self.seed + rows + self._games[rows] * self.num_envs
+        R.seed_rows(self._st.rng, rows, seeds)
+        self._games[rows] += 1
+        self._k.reset_rows(self._st, rows)
+
+    def _views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        seat = self._st.cur.astype(np.int64)
+        obs = np.empty((self.num_envs, self.obs_size), np.float32)
+        self._k.write_views(self._st, seat, obs, self._mask, True)
+        return obs, self._mask.copy(), seat
+
+    # -- API ----------------------------------------------------------------------
+    def reset(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Start every table's first game again (the same games as after construction)."""
+        self._games[:] = 0
+        self._start(self._rows)
+        self._has_reset = True
+        return self._views()
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if not self._has_reset:
+            raise RuntimeError("call reset() before step()")
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), got {a.dtype} {a.shape}"
+            )
+        a = a.astype(np.int64, copy=False)
+        bad = _illegal_rows(self._mask, a)
+        if bad.size:
+            shown = ", ".join(map(str, bad[:10].tolist())) + (" ..." if bad.size > 10 else "")
+            raise ValueError(f"masked-out action(s) at table(s) {shown} ({bad.size} in all)")
+        n = self.num_players
+        rewards = np.zeros((self.num_envs, n), np.float32)
+        done = np.zeros(self.num_envs, np.bool_)
+        self._k.step_rows(self._st, a, rewards, done, self.final_scores, self.final_ranks, self._scratch)
+        finished = np.flatnonzero(done)
+        if finished.size:
+            self._start(finished)
+        return (*self._views(), rewards, done)
+
+    def observe(self, seats: Any) -> np.ndarray:
+        """Observation of ``seats[t]`` at table ``t`` (an int array ``[N]``, or one int for all)."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before observe()")
+        s = np.asarray(seats)
+        if s.shape == ():
+            s = np.full(self.num_envs, s)
+        if s.shape != (self.num_envs,) or not np.issubdtype(s.dtype, np.integer):
+            raise ValueError(f"seats must be an int or an integer array of shape ({self.num_envs},), got {s.dtype} {s.shape}")
+        if s.size and (s.min() < 0 or s.max() >= self.num_players):
+            raise ValueError(f"seats must be in [0, {self.num_players})")
+        obs = np.empty((self.num_envs, self.obs_size), np.float32)
+        self._k.write_views(self._st, s.astype(np.int64), obs, self._mask, False)
+        return obs
+
+    def state(self) -> np.ndarray:
+        if not self._has_reset:
+            raise RuntimeError("call reset() before state()")
+        out = np.empty((self.num_envs, self.state_size), np.float32)
+        self._k.write_state(self._st, out)
+        return out
+
+    def scores(self) -> np.ndarray:
+        if not self._has_reset:
+            raise RuntimeError("call reset() before scores()")
+        return self._k.scores(self._st)
+
+    def state_bytes_per_table(self) -> float:
+        """Memory of the game state per table (the observation arrays not counted)."""
+        total = sum(a.nbytes for a in self._st) + self._games.nbytes + self._mask.nbytes
+        return total / self.num_envs
+
+
+def _illegal_rows(mask: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    inside = (actions >= 0) & (actions < mask.shape[1])
+    ok = inside.copy()
+    ok[inside] = mask[np.flatnonzero(inside), actions[inside]] == 1
+    return np.flatnonzero(~ok)
+
+
+def vector_env(game: str, num_envs: int, num_players: int | None = 4, seed: int = 0, **rule_options: Any) -> VectorEnv:
+    """``num_envs`` tables of ``game`` in one batched engine; see `envs.vector`."""
+    return VectorEnv(game, num_envs, num_players, seed, **rule_options)

@@ -1,0 +1,302 @@
+"""Neu's batched kernel: `envs/neu.py`'s rules over arrays, one row per table (RULES.md §3).
+
+`envs/neu.py` defines the rules; this module plays the same moves in numba,
+and tests/test_vector.py checks move by move that both agree. Card kinds,
+action indices and the observation layout are the reference engine's.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from envs import neu as ref
+from envs.vector import rng as R
+
+NUM_KINDS = ref.NUM_KINDS
+DECK = np.array(ref.DECK, dtype=np.int16)
+DECK_SIZE = len(ref.DECK)
+VALUES = np.array(ref.NUMBER_VALUES, dtype=np.int64)
+ACTION_KIND = np.array(ref.ACTION_KIND, dtype=np.int64)
+CARD_101, PASS, TURN, SHOT, DOUBLE = ref.CARD_101, ref.PASS, ref.TURN, ref.SHOT, ref.DOUBLE
+A_SHOT = ref.A_SHOT
+CHIPS, HAND_SIZE = ref.CHIPS, ref.HAND_SIZE
+
+State = namedtuple(
+    "State",
+    "rng hands sizes chips out elim draw ndraw played nplayed pcounts total direction owed rnd dealer cur",
+)
+
+
+def make_state(num_envs: int, num_players: int, options: dict) -> State:
+    n, i16 = num_players, np.int16
+    return State(
+        rng=np.zeros((num_envs, R.RNG_WIDTH), np.uint64),
+        hands=np.zeros((num_envs, n, NUM_KINDS), i16),
+        sizes=np.zeros((num_envs, n), i16),
+        chips=np.zeros((num_envs, n), i16),
+        out=np.zeros((num_envs, n), np.bool_),
+        elim=np.zeros((num_envs, n), i16),  # order of elimination; later ranks higher
+        draw=np.zeros((num_envs, DECK_SIZE), i16),  # top of the pile is draw[ndraw - 1]
+        ndraw=np.zeros(num_envs, i16),
+        played=np.zeros((num_envs, DECK_SIZE), i16),
+        nplayed=np.zeros(num_envs, i16),
+        pcounts=np.zeros((num_envs, NUM_KINDS), i16),
+        total=np.zeros(num_envs, i16),
+        direction=np.zeros(num_envs, i16),
+        owed=np.zeros(num_envs, i16),
+        rnd=np.zeros(num_envs, i16),
+        dealer=np.zeros(num_envs, i16),
+        cur=np.zeros(num_envs, i16),
+    )
+
+
+def obs_size(num_players: int, options: dict) -> int:
+    return 2 * NUM_KINDS + 5 + 5 * num_players
+
+
+def state_size(num_players: int, options: dict) -> int:
+    return (num_players + 2) * NUM_KINDS + 5 + 5 * num_players
+
+
+def num_actions(num_players: int, options: dict) -> int:
+    return A_SHOT + num_players - 1
+
+
+# -- set-up -------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _next_seat(st, t, seat, direction):
+    n = st.out.shape[1]
+    s = (seat + direction) % n
+    while st.out[t, s]:
+        s = (s + direction) % n
+    return s
+
+
+@njit(cache=True)
+def _new_round(st, t):
+    """RULES.md §3 round set-up: shuffle the deck, 3 cards to each player still in from the
+    dealer's left (one block each, as the reference deals), the rest is the draw pile."""
+    n = st.out.shape[1]
+    st.rnd[t] += 1
+    st.total[t] = 0
+    st.direction[t] = 1
+    st.owed[t] = 1
+    st.nplayed[t] = 0
+    st.pcounts[t, :] = 0
+    st.hands[t, :, :] = 0
+    st.sizes[t, :] = 0
+    draw = st.draw[t]
+    draw[:] = DECK
+    R.shuffle(st.rng, t, draw, DECK_SIZE)
+    top = DECK_SIZE
+    for k in range(n):
+        s = (st.dealer[t] + 1 + k) % n
+        if st.out[t, s]:
+            continue
+        for _ in range(HAND_SIZE):
+            top -= 1
+            st.hands[t, s, draw[top]] += 1
+            st.sizes[t, s] += 1
+    st.ndraw[t] = top
+    st.cur[t] = st.dealer[t]  # the dealer plays first
+
+
+@njit(cache=True)
+def reset_rows(st, rows):
+    n = st.out.shape[1]
+    for t in rows:
+        st.chips[t, :] = CHIPS
+        st.out[t, :] = False
+        st.elim[t, :] = n
+        st.rnd[t] = 0
+        st.dealer[t] = 0  # RULES.md §3 [D]: player_0 deals the first round
+        _new_round(st, t)
+
+
+# -- legality -------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _legal(st, t, row):
+    """The reference's legal mask for the player to act, into row; returns how many are legal."""
+    n = st.out.shape[1]
+    seat = st.cur[t]
+    hand = st.hands[t, seat]
+    room = 101 - st.total[t]
+    count = 0
+    for k in range(CARD_101):  # number cards: only if the total stays at or under 101
+        ok = hand[k] > 0 and VALUES[k] <= room
+        row[k] = ok
+        count += ok
+    row[13] = hand[CARD_101] > 0
+    row[14] = hand[PASS] > 0
+    row[15] = hand[TURN] > 0
+    row[16] = hand[DOUBLE] > 0 and st.owed[t] == 1  # no Double as the first of two plays
+    count += row[13] + row[14] + row[15] + row[16]
+    for r in range(1, n):  # Shot names any other player still in the game
+        ok = hand[SHOT] > 0 and not st.out[t, (seat + r) % n]
+        row[A_SHOT + r - 1] = ok
+        count += ok
+    return count
+
+
+# -- play -----------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _draw(st, t, seat):
+    if st.ndraw[t] == 0:
+        # RULES.md §3 [D]: the played cards except the last are shuffled into a new pile;
+        # with nothing to shuffle, no card is drawn.
+        m = st.nplayed[t]
+        if m <= 1:
+            return
+        last = st.played[t, m - 1]
+        st.draw[t, : m - 1] = st.played[t, : m - 1]
+        R.shuffle(st.rng, t, st.draw[t], m - 1)
+        st.ndraw[t] = m - 1
+        st.played[t, 0] = last
+        st.nplayed[t] = 1
+        st.pcounts[t, :] = 0
+        st.pcounts[t, last] = 1
+    st.ndraw[t] -= 1
+    st.hands[t, seat, st.draw[t, st.ndraw[t]]] += 1
+    st.sizes[t, seat] += 1
+
+
+@njit(cache=True)
+def _lose(st, t, loser, rewards, done, final_scores, final_ranks):
+    """The loser pays a chip (RULES.md §3 "Losing"); zero-sum rewards over those still in."""
+    n = st.out.shape[1]
+    taking_part = 0
+    for s in range(n):
+        taking_part += not st.out[t, s]
+    mean = -1.0 / taking_part
+    for s in range(n):
+        if not st.out[t, s]:
+            rewards[t, s] = (-1.0 if s == loser else 0.0) - mean
+    st.chips[t, loser] -= 1
+    if st.chips[t, loser] == 0:
+        st.out[t, loser] = True
+        outs = 0
+        for s in range(n):
+            outs += st.out[t, s]
+        st.elim[t, loser] = outs - 1
+    if taking_part - st.out[t, loser] == 1:  # one player has chips left: the game ends
+        done[t] = True
+        for s in range(n):
+            final_scores[t, s] = st.chips[t, s]
+            rank = 1
+            for o in range(n):
+                if st.chips[t, o] > st.chips[t, s] or (
+                    st.chips[t, o] == st.chips[t, s] and st.elim[t, o] > st.elim[t, s]
+                ):
+                    rank += 1
+            final_ranks[t, s] = rank
+        return
+    # The loser deals and plays first; if out, the next player still in does.
+    st.dealer[t] = loser if not st.out[t, loser] else _next_seat(st, t, loser, 1)
+    _new_round(st, t)
+
+
+@njit(cache=True)
+def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
+    n = st.out.shape[1]
+    for t in range(actions.shape[0]):
+        action = actions[t]
+        seat = st.cur[t]
+        target = 0
+        if action >= A_SHOT:
+            kind = SHOT
+            target = (seat + action - A_SHOT + 1) % n
+        else:
+            kind = ACTION_KIND[action]
+        st.hands[t, seat, kind] -= 1
+        st.sizes[t, seat] -= 1
+        st.played[t, st.nplayed[t]] = kind
+        st.nplayed[t] += 1
+        st.pcounts[t, kind] += 1
+        first_of_two = st.owed[t] == 2
+        if kind < CARD_101:
+            st.total[t] += VALUES[kind]
+        elif kind == CARD_101:
+            st.total[t] = 101
+        elif kind == TURN:
+            st.direction[t] = -st.direction[t]
+        _draw(st, t, seat)
+        if kind == PASS or kind == TURN or kind == SHOT:
+            # RULES.md §3 Double details: the obligation moves on to whoever plays next.
+            st.cur[t] = target if kind == SHOT else _next_seat(st, t, seat, st.direction[t])
+            st.owed[t] = 2 if first_of_two else 1
+        elif kind == DOUBLE:
+            st.cur[t] = _next_seat(st, t, seat, st.direction[t])
+            st.owed[t] = 2
+        elif first_of_two:
+            st.owed[t] = 1  # the same player makes the second play
+        else:
+            st.cur[t] = _next_seat(st, t, seat, st.direction[t])
+            st.owed[t] = 1
+        if _legal(st, t, scratch) == 0:
+            _lose(st, t, st.cur[t], rewards, done, final_scores, final_ranks)
+
+
+# -- views ----------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _public(st, t, seat, v, i):
+    n = st.out.shape[1]
+    for k in range(NUM_KINDS):
+        v[i + k] = st.pcounts[t, k]
+    i += NUM_KINDS
+    v[i] = st.total[t]
+    v[i + 1] = st.direction[t]
+    v[i + 2] = st.owed[t]
+    v[i + 3] = st.ndraw[t]
+    v[i + 4] = st.rnd[t]
+    i += 5
+    for r in range(n):
+        s = (seat + r) % n
+        v[i] = st.chips[t, s]
+        v[i + 1] = not st.out[t, s]
+        v[i + 2] = st.sizes[t, s]
+        v[i + 3] = s == st.cur[t]
+        v[i + 4] = s == st.dealer[t]
+        i += 5
+
+
+@njit(cache=True)
+def write_views(st, seats, obs, mask, write_mask):
+    """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
+    for t in range(seats.shape[0]):
+        seat = seats[t]
+        v = obs[t]
+        for k in range(NUM_KINDS):
+            v[k] = st.hands[t, seat, k]
+        _public(st, t, seat, v, NUM_KINDS)
+        if write_mask:
+            _legal(st, t, mask[t])
+
+
+@njit(cache=True)
+def write_state(st, out):
+    n = st.out.shape[1]
+    for t in range(out.shape[0]):
+        v = out[t]
+        for s in range(n):
+            for k in range(NUM_KINDS):
+                v[s * NUM_KINDS + k] = st.hands[t, s, k]
+        i = n * NUM_KINDS
+        v[i : i + NUM_KINDS] = 0
+        for c in range(st.ndraw[t]):
+            v[i + st.draw[t, c]] += 1
+        _public(st, t, 0, v, i + NUM_KINDS)
+
+
+def scores(st: State) -> np.ndarray:
+    return st.chips.astype(np.int64)

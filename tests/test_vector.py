@@ -1,0 +1,159 @@
+"""The batched engines (`envs.vector_env`) against the reference engines, move by move.
+
+Each table of a vector env is paired with its own AEC env reset with the same
+seed; random legal moves drawn from the vector env's masks go to both, and
+observations (of every seat), masks, the seat to act, rewards, scores, the
+global state and the final scores and ranks must be equal at every step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+import envs  # noqa: E402
+from envs.vector import KERNELS  # noqa: E402
+
+BATCHED = [g for g in envs.GAMES if g in KERNELS]
+
+
+def player_counts(game: str) -> list[int]:
+    cls = envs.module(game).raw_env.engine_cls
+    return list(range(cls.min_players, cls.max_players + 1))
+
+
+class Pair:
+    """A vector env and one AEC raw_env per table, kept in step."""
+
+    def __init__(self, game, num_envs, num_players, seed, **options):
+        self.venv = envs.vector_env(game, num_envs, num_players, seed, **options)
+        self.aec = [envs.make_raw(game, num_players=num_players, **options) for _ in range(num_envs)]
+        self.games = [0] * num_envs
+        self.finished = 0
+        for i, e in enumerate(self.aec):
+            e.reset(seed=self.venv.table_seed(i, 0))
+
+    def live_agent(self, e):
+        # Eliminated agents may take their None step first (PettingZoo's convention).
+        while e.agents and e.terminations[e.agent_selection]:
+            e.step(None)
+        return e.agent_selection
+
+    def check_views(self, obs, mask, seat, every_seat=True):
+        venv = self.venv
+        n = venv.num_players
+        state = venv.state()
+        scores = venv.scores()
+        others = [venv.observe(s) for s in range(n)] if every_seat else []
+        for i, e in enumerate(self.aec):
+            agent = self.live_agent(e)
+            s = e.unwrapped._seat[agent]
+            assert seat[i] == s, (i, seat[i], s)
+            view = e.observe(agent)
+            np.testing.assert_array_equal(obs[i], view["observation"], err_msg=f"table {i} obs")
+            np.testing.assert_array_equal(mask[i], view["action_mask"], err_msg=f"table {i} mask")
+            np.testing.assert_array_equal(state[i], e.state(), err_msg=f"table {i} state")
+            assert list(scores[i]) == list(e.unwrapped.game.scores), i
+            for k in range(len(others)):
+                np.testing.assert_array_equal(others[k][i], e.unwrapped.game.observe(k), err_msg=f"table {i} seat {k}")
+
+    def play(self, steps, rnd, every_seat=True):
+        venv = self.venv
+        obs, mask, seat = venv.reset()
+        self.check_views(obs, mask, seat, every_seat)
+        for _ in range(steps):
+            actions = np.array([rnd.choice(np.flatnonzero(m)) for m in mask], dtype=np.int64)
+            obs, mask, seat, rewards, done = venv.step(actions)
+            for i, e in enumerate(self.aec):
+                agent = e.agent_selection
+                e.step(int(actions[i]))
+                want = [np.float32(e.rewards.get(a, 0.0)) for a in e.possible_agents]
+                np.testing.assert_array_equal(rewards[i], want, err_msg=f"table {i} rewards")
+                over = e.unwrapped.game.game_over
+                assert done[i] == over, (i, agent)
+                if over:
+                    info = e.infos[e.agents[0]]
+                    assert list(venv.final_scores[i]) == [info["final_scores"][a] for a in e.possible_agents]
+                    assert list(venv.final_ranks[i]) == [info["final_ranks"][a] for a in e.possible_agents]
+                    self.games[i] += 1
+                    self.finished += 1
+                    e.reset(seed=venv.table_seed(i, self.games[i]))
+            self.check_views(obs, mask, seat, every_seat)
+        return self.finished
+
+
+@pytest.mark.parametrize("game", BATCHED)
+def test_agrees_with_the_reference_engine(game):
+    rnd = np.random.default_rng(7)
+    finished = 0
+    for n in player_counts(game):
+        pair = Pair(game, num_envs=12, num_players=n, seed=1000 * n)
+        finished += pair.play(steps=400, rnd=rnd, every_seat=n <= 4)
+    assert finished >= 20  # whole games were compared, including restarts
+
+
+def test_same_seed_same_arrays():
+    a, b = envs.vector_env("neu", 16, 3, seed=5), envs.vector_env("neu", 16, 3, seed=5)
+    rnd_a, rnd_b = np.random.default_rng(0), np.random.default_rng(0)
+    ra, rb = a.reset(), b.reset()
+    for _ in range(300):
+        for x, y in zip(ra, rb):
+            np.testing.assert_array_equal(x, y)
+        act_a = np.array([rnd_a.choice(np.flatnonzero(m)) for m in ra[1]])
+        act_b = np.array([rnd_b.choice(np.flatnonzero(m)) for m in rb[1]])
+        ra, rb = a.step(act_a), b.step(act_b)
+
+
+@pytest.mark.parametrize("game", BATCHED)
+def test_bad_input_is_a_clear_error(game):
+    venv = envs.vector_env(game, num_envs=4, num_players=3)
+    with pytest.raises(RuntimeError, match="reset"):
+        venv.step(np.zeros(4, np.int64))
+    obs, mask, seat = venv.reset()
+    with pytest.raises(ValueError, match=r"shape \(4,\)"):
+        venv.step(np.zeros(3, np.int64))
+    with pytest.raises(ValueError, match=r"shape \(4,\)"):
+        venv.step(np.zeros(4, np.float32))
+    bad = np.array([np.flatnonzero(m)[0] for m in mask])
+    bad[2] = np.flatnonzero(mask[2] == 0)[0]
+    before = venv.state()
+    with pytest.raises(ValueError, match=r"table\(s\) 2 "):
+        venv.step(bad)
+    np.testing.assert_array_equal(venv.state(), before)  # nothing moved
+    bad[2] = venv.num_actions
+    with pytest.raises(ValueError, match=r"table\(s\) 2 "):
+        venv.step(bad)
+    with pytest.raises(ValueError, match="num_envs"):
+        envs.vector_env(game, num_envs=0)
+    with pytest.raises(ValueError, match="num_players"):
+        envs.vector_env(game, num_envs=2, num_players=99)
+    with pytest.raises(ValueError, match="unknown rule option"):
+        envs.vector_env(game, num_envs=2, no_such_rule=1)
+    with pytest.raises(ValueError, match="seats"):
+        venv.observe(np.full(4, 3))
+
+
+def test_unknown_game():
+    with pytest.raises(ValueError, match="valid games"):
+        envs.vector_env("chess", num_envs=2)
+
+
+def test_rng_is_numpys_stream():
+    from envs.vector import rng as R
+
+    st = np.zeros((3, R.RNG_WIDTH), np.uint64)
+    R.seed_rows(st, np.arange(3), np.array([0, 1, 2**40]))
+    for t, seed in enumerate([0, 1, 2**40]):
+        g = np.random.default_rng(seed)
+        for k in (58, 1, 2, 3, 200, 63, 64, 65):
+            cards = np.arange(k, dtype=np.int16)
+            R.shuffle(st, t, cards, k)
+            np.testing.assert_array_equal(cards, g.permutation(k))
+
+
+@pytest.mark.parametrize("game", BATCHED)
+def test_memory_per_table(game):
+    venv = envs.vector_env(game, num_envs=64, num_players=4)
+    assert venv.state_bytes_per_table() <= 2048
