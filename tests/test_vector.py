@@ -143,6 +143,11 @@ def test_unknown_game():
 def test_rng_is_numpys_stream():
     from envs.vector import rng as R
 
+    seeds = np.array([0, 1, 2**32 - 1, 2**32, 2**40 + 7, 2**63 + 5, 2**64 - 1], dtype=np.uint64)
+    ours, numpys = (np.zeros((len(seeds), R.RNG_WIDTH), np.uint64) for _ in range(2))
+    R.seed_rows(ours, np.arange(len(seeds)), seeds)
+    R.seed_rows_numpy(numpys, np.arange(len(seeds)), seeds)
+    np.testing.assert_array_equal(ours, numpys)
     st = np.zeros((3, R.RNG_WIDTH), np.uint64)
     R.seed_rows(st, np.arange(3), np.array([0, 1, 2**40]))
     for t, seed in enumerate([0, 1, 2**40]):

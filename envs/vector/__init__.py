@@ -42,6 +42,7 @@ import importlib
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 import envs
 from envs.vector import rng as R
@@ -61,8 +62,8 @@ class VectorEnv:
             raise ValueError(f"game {game!r} has no batched engine yet; batched games: {', '.join(KERNELS)}")
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**62:
+            raise ValueError(f"seed must be an integer in [0, 2**62), got {seed!r}")
         # The reference engine checks the player count and the rule options.
         engine = envs.module(game).raw_env.engine_cls(num_players, **rule_options)
         self.game = game
@@ -164,11 +165,13 @@ class VectorEnv:
         return total / self.num_envs
 
 
-def _illegal_rows(mask: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    inside = (actions >= 0) & (actions < mask.shape[1])
-    ok = inside.copy()
-    ok[inside] = mask[np.flatnonzero(inside), actions[inside]] == 1
-    return np.flatnonzero(~ok)
+@njit(cache=True)
+def _illegal_rows(mask, actions):
+    bad = np.zeros(actions.shape[0], np.bool_)
+    for t in range(actions.shape[0]):
+        a = actions[t]
+        bad[t] = a < 0 or a >= mask.shape[1] or mask[t, a] == 0
+    return np.flatnonzero(bad)
 
 
 def vector_env(game: str, num_envs: int, num_players: int | None = 4, seed: int = 0, **rule_options: Any) -> VectorEnv:

@@ -27,8 +27,8 @@ _MASK64 = (1 << 64) - 1
 RNG_WIDTH = 5
 
 
-def seed_rows(rng: np.ndarray, rows: np.ndarray, seeds: np.ndarray) -> None:
-    """Set each row's stream to ``numpy.random.default_rng(seed)``'s (SeedSequence and all)."""
+def seed_rows_numpy(rng: np.ndarray, rows: np.ndarray, seeds: np.ndarray) -> None:
+    """`seed_rows` through NumPy itself (slower; the tests check that both agree)."""
     for row, seed in zip(rows.tolist(), seeds.tolist()):
         st = np.random.PCG64(seed).state
         s, inc = st["state"]["state"], st["state"]["inc"]
@@ -110,3 +110,90 @@ def shuffle(rng, t, cards, k):
         c = cards[i]
         cards[i] = cards[j]
         cards[j] = c
+
+
+# -- seeding: numpy.random.SeedSequence(seed).generate_state(4, uint64), then PCG64's set-up ----
+
+_INIT_A = np.uint64(0x43B0D7E5)
+_MULT_A = np.uint64(0x931E8875)
+_INIT_B = np.uint64(0x8B51F9DD)
+_MULT_B = np.uint64(0x58F38DED)
+_MIX_L = np.uint64(0xCA01F9DD)
+_MIX_R = np.uint64(0x4973F715)
+_M32 = np.uint64(0xFFFFFFFF)
+_POOL = 4
+_16 = np.uint64(16)
+
+
+@njit(cache=True)
+def _seed_sequence(seed):
+    """SeedSequence(seed) for 0 <= seed < 2**64: the 8 uint32 words of generate_state(4, uint64)."""
+    entropy = np.zeros(2, np.uint64)
+    entropy[0] = seed & _M32
+    entropy[1] = seed >> uint64(32)
+    n_entropy = 2 if entropy[1] else 1
+    pool = np.zeros(_POOL, np.uint64)
+    h = _INIT_A
+    for i in range(_POOL):  # hashmix of each entropy word (0 past the end)
+        v = entropy[i] if i < n_entropy else np.uint64(0)
+        v ^= h
+        h = (h * _MULT_A) & _M32
+        v = (v * h) & _M32
+        v ^= v >> _16
+        pool[i] = v
+    for i_src in range(_POOL):
+        for i_dst in range(_POOL):
+            if i_src != i_dst:
+                v = pool[i_src] ^ h
+                h = (h * _MULT_A) & _M32
+                v = (v * h) & _M32
+                v ^= v >> _16
+                r = (_MIX_L * pool[i_dst] - _MIX_R * v) & _M32
+                r ^= r >> _16
+                pool[i_dst] = r
+    words = np.zeros(8, np.uint64)
+    h = _INIT_B
+    for i in range(8):
+        v = pool[i % _POOL] ^ h
+        h = (h * _MULT_B) & _M32
+        v = (v * h) & _M32
+        v ^= v >> _16
+        words[i] = v
+    return words
+
+
+@njit(cache=True)
+def _step(rng, t):
+    s_hi = rng[t, 0]
+    s_lo = rng[t, 1]
+    hi, lo = _mul64(s_lo, _MUL_LO)
+    hi += s_hi * _MUL_LO + s_lo * _MUL_HI
+    lo2 = lo + rng[t, 3]
+    carry = uint64(1) if lo2 < lo else uint64(0)
+    rng[t, 0] = hi + rng[t, 2] + carry
+    rng[t, 1] = lo2
+
+
+@njit(cache=True)
+def seed_rows(rng, rows, seeds):
+    """Set each row's stream to ``numpy.random.default_rng(seed)``'s (0 <= seed < 2**64)."""
+    for k in range(rows.shape[0]):
+        t = rows[k]
+        w = _seed_sequence(uint64(seeds[k]))
+        # uint32 words, little-endian, make the uint64s; each 128-bit value is (high, low).
+        s_hi = w[0] | (w[1] << uint64(32))
+        s_lo = w[2] | (w[3] << uint64(32))
+        i_hi = w[4] | (w[5] << uint64(32))
+        i_lo = w[6] | (w[7] << uint64(32))
+        # pcg_setseq_128_srandom_r: inc = 2 * initseq + 1; step; state += initstate; step.
+        rng[t, 0] = uint64(0)
+        rng[t, 1] = uint64(0)
+        rng[t, 2] = (i_hi << uint64(1)) | (i_lo >> uint64(63))
+        rng[t, 3] = (i_lo << uint64(1)) | uint64(1)
+        rng[t, 4] = uint64(0)
+        _step(rng, t)
+        lo = rng[t, 1] + s_lo
+        carry = uint64(1) if lo < s_lo else uint64(0)
+        rng[t, 0] = rng[t, 0] + s_hi + carry
+        rng[t, 1] = lo
+        _step(rng, t)
