@@ -48,6 +48,7 @@ import envs
 from envs.vector import rng as R
 
 KERNELS = {
+    "not_for_me": "envs.vector.not_for_me",
     "neu": "envs.vector.neu",
 }
 
@@ -161,7 +162,7 @@ class VectorEnv:
 
     def state_bytes_per_table(self) -> float:
         """Memory of the game state per table (the observation arrays not counted)."""
-        total = sum(a.nbytes for a in self._st) + self._games.nbytes + self._mask.nbytes
+        total = sum(a.nbytes for a in self._st if isinstance(a, np.ndarray) and a.shape[:1] == (self.num_envs,)) + self._games.nbytes + self._mask.nbytes
         return total / self.num_envs
 
 

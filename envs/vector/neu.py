@@ -53,18 +53,6 @@ def make_state(num_envs: int, num_players: int, options: dict) -> State:
     )
 
 
-def obs_size(num_players: int, options: dict) -> int:
-    return 2 * NUM_KINDS + 5 + 5 * num_players
-
-
-def state_size(num_players: int, options: dict) -> int:
-    return (num_players + 2) * NUM_KINDS + 5 + 5 * num_players
-
-
-def num_actions(num_players: int, options: dict) -> int:
-    return A_SHOT + num_players - 1
-
-
 # -- set-up -------------------------------------------------------------------
 
 

@@ -1,0 +1,433 @@
+"""Not For Me's batched kernel: `envs/not_for_me.py`'s rules over arrays, one row per table (RULES.md §1).
+
+`envs/not_for_me.py` defines the rules; this module plays the same moves in
+numba, and tests/test_vector.py checks move by move that both agree. Card
+kinds, the action layout and the observation layout are the reference engine's.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from envs import not_for_me as ref
+from envs.vector import rng as R
+
+NUMBERS, WILD, NUM_KINDS = ref.NUMBERS, ref.WILD, ref.NUM_KINDS
+STEP = ref.NUM_WILDS + 1  # plays of one (number, count) differ by the wilds they hold
+WILDS_ONLY, HAND_SIZE, SUPPLY_SLOTS = ref.WILDS_ONLY, ref.HAND_SIZE, ref.SUPPLY_SLOTS
+PLAY, ANSWER, DRAW = ref.PLAY, ref.ANSWER, ref.DRAW
+OBS_SEATS, SEAT_FIELDS = ref.OBS_SEATS, ref.SEAT_FIELDS
+# Positions in the `layout` array (the reference's ActionLayout, which depends on the player count).
+L_COPIES, L_WILDS, L_FOR_YOU, L_ACCEPT, L_REFUSE, L_DRAW, L_DRAW_PILE, L_PLAIN_PASS = range(8)
+
+State = namedtuple(
+    "State",
+    "rng deck layout marks rounds max_steps hands sizes penalties played supply draw ndraw "
+    "field_count field_number field_player passes phase giver target offer_kind offer_size draws_owed "
+    "rnd round_steps start cur",
+)
+
+
+def make_state(num_envs: int, num_players: int, options: dict) -> State:
+    n, N, i16 = num_players, num_envs, np.int16
+    L = ref.ActionLayout.for_players(n)
+    deck = np.array(ref.make_deck(n), dtype=i16)
+    scalar = lambda dtype=i16: np.zeros(N, dtype)  # noqa: E731
+    return State(
+        rng=np.zeros((N, R.RNG_WIDTH), np.uint64),
+        deck=deck,
+        layout=np.array([L.copies, L.wilds, L.for_you, L.accept, L.refuse, L.draw, L.draw_pile, L.plain_pass], np.int64),
+        marks=np.array(options["hand_marks"], np.int64),
+        rounds=int(options["rounds"]),
+        max_steps=int(options["max_round_steps"]),
+        hands=np.zeros((N, n, NUM_KINDS), i16),
+        sizes=np.zeros((N, n), i16),
+        penalties=np.zeros((N, n), np.int32),
+        played=np.zeros((N, NUM_KINDS), i16),
+        supply=np.zeros((N, SUPPLY_SLOTS), i16),  # -1: empty slot
+        draw=np.zeros((N, len(deck)), i16),  # top of the pile is draw[ndraw - 1]
+        ndraw=scalar(),
+        field_count=scalar(),  # 0: the field is empty
+        field_number=scalar(),
+        field_player=scalar(),
+        passes=scalar(),
+        phase=scalar(),
+        giver=scalar(),
+        target=scalar(),
+        offer_kind=scalar(),
+        offer_size=scalar(),
+        draws_owed=scalar(),
+        rnd=scalar(),
+        round_steps=scalar(np.int32),
+        start=scalar(),
+        cur=scalar(),
+    )
+
+
+# -- set-up -------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _new_round(st, t):
+    """RULES.md §1 round set-up: shuffle, 8 cards each, 3 face up as the supply, the rest the draw pile."""
+    n = st.sizes.shape[1]
+    st.rnd[t] += 1
+    st.round_steps[t] = 0
+    st.hands[t, :, :] = 0
+    st.sizes[t, :] = HAND_SIZE
+    st.played[t, :] = 0
+    st.field_count[t] = 0
+    st.field_number[t] = 0
+    st.field_player[t] = -1
+    st.passes[t] = 0
+    st.phase[t] = PLAY
+    st.giver[t] = -1
+    st.target[t] = -1
+    st.offer_kind[t] = -1
+    st.offer_size[t] = 0
+    st.draws_owed[t] = 0
+    order = st.draw[t]
+    order[:] = st.deck
+    R.shuffle(st.rng, t, order, order.shape[0])
+    for s in range(n):
+        for i in range(s * HAND_SIZE, (s + 1) * HAND_SIZE):
+            st.hands[t, s, order[i]] += 1
+    first = n * HAND_SIZE
+    for i in range(SUPPLY_SLOTS):
+        st.supply[t, i] = order[first + i]
+    rest = order.shape[0] - first - SUPPLY_SLOTS
+    order[:rest] = order[first + SUPPLY_SLOTS :].copy()
+    st.ndraw[t] = rest
+    st.cur[t] = st.start[t]
+
+
+@njit(cache=True)
+def reset_rows(st, rows):
+    for t in rows:
+        st.penalties[t, :] = 0
+        st.rnd[t] = 0
+        st.start[t] = 0  # RULES.md §1 [D]: player_0 starts round 1
+        _new_round(st, t)
+
+
+# -- legality -------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _legal(st, t, row):
+    """The reference's legal mask for the player to act, into row; returns how many are legal."""
+    row[:] = 0
+    n = st.sizes.shape[1]
+    lay = st.layout
+    if st.phase[t] == ANSWER:
+        row[lay[L_ACCEPT]] = 1
+        row[lay[L_REFUSE]] = 1
+        return 2
+    if st.phase[t] == DRAW:
+        count = 0
+        for i in range(SUPPLY_SLOTS):
+            if st.supply[t, i] >= 0:
+                row[lay[L_DRAW] + i] = 1
+                count += 1
+        if st.ndraw[t] > 0:
+            row[lay[L_DRAW_PILE]] = 1
+            count += 1
+        return count
+    seat = st.cur[t]
+    hand = st.hands[t, seat]
+    size = st.sizes[t, seat]
+    wilds = hand[WILD]
+    c = st.field_count[t]
+    fv = st.field_number[t]
+    copies = lay[L_COPIES]
+    count = 0
+    for v in range(1, NUMBERS + 1):
+        held = hand[v - 1]
+        if held == 0 or v == fv:
+            continue
+        # RULES.md §1 Play: on an empty field any count; more cards only with a smaller
+        # number; the same count only with a greater one.
+        if c == 0 or v < fv:
+            low, high = c + 1, held + wilds
+        else:
+            low, high = c, c
+        base = (v - 1) * copies * STEP
+        for k in range(max(low, 1), high + 1):
+            for w in range(max(0, k - held), min(wilds, k - 1) + 1):
+                if w > 0 and k == size:
+                    continue  # you cannot go out on a wild
+                row[base + (k - w - 1) * STEP + w] = 1
+                count += 1
+    # Wilds only count as 7s (RULES.md §1 [D]): on an empty field, or on the same count below 7.
+    if wilds > 0:
+        if c == 0:
+            for k in range(1, min(wilds, size - 1) + 1):
+                row[lay[L_WILDS] + k - 1] = 1
+                count += 1
+        elif fv < WILDS_ONLY and c <= wilds and c < size:
+            row[lay[L_WILDS] + c - 1] = 1
+            count += 1
+    if c > 0:
+        # For You (RULES.md §1 [D]: only when the field is not empty; wilds are never given).
+        for v in range(NUMBERS):
+            if hand[v] > 0:
+                for r in range(n - 1):
+                    row[lay[L_FOR_YOU] + v * (n - 1) + r] = 1
+                    count += 1
+    if count == 0:
+        row[lay[L_PLAIN_PASS]] = 1  # RULES.md §1 [D]: no legal play and no number card to offer
+        count = 1
+    return count
+
+
+# -- play -----------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _can_draw(st, t):
+    if st.ndraw[t] > 0:
+        return True
+    for i in range(SUPPLY_SLOTS):
+        if st.supply[t, i] >= 0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _clear_offer(st, t):
+    st.giver[t] = -1
+    st.target[t] = -1
+    st.offer_kind[t] = -1
+    st.offer_size[t] = 0
+
+
+@njit(cache=True)
+def _passed(st, t, seat):
+    """`seat` passed (For You done, or plain pass); the turn moves on, maybe clearing the field."""
+    n = st.sizes.shape[1]
+    st.phase[t] = PLAY
+    st.giver[t] = -1
+    st.draws_owed[t] = 0
+    nxt = (seat + 1) % n
+    if st.field_count[t] > 0:
+        st.passes[t] += 1
+        if nxt == st.field_player[t]:
+            # Everyone else passed since that play: the field clears and its player leads.
+            st.field_count[t] = 0
+            st.field_number[t] = 0
+            st.passes[t] = 0
+            st.field_player[t] = -1
+    st.cur[t] = nxt
+
+
+@njit(cache=True)
+def _next_round_or_end(st, t, done, final_scores, final_ranks):
+    n = st.sizes.shape[1]
+    if st.rnd[t] >= st.rounds:
+        done[t] = True
+        for s in range(n):
+            final_scores[t, s] = -st.penalties[t, s]
+            rank = 1
+            for o in range(n):
+                rank += st.penalties[t, o] < st.penalties[t, s]  # lowest total penalty wins
+            final_ranks[t, s] = rank
+    else:
+        _new_round(st, t)
+
+
+@njit(cache=True)
+def _end_round(st, t, went_out, rewards, done, final_scores, final_ranks):
+    """RULES.md §1 Round end: (hand marks of the number cards) x (1 + wilds held) each."""
+    n = st.sizes.shape[1]
+    pen = np.zeros(n, np.int64)
+    mean = 0.0
+    for s in range(n):
+        marks = 0
+        for k in range(NUMBERS):
+            marks += st.hands[t, s, k] * st.marks[k]
+        pen[s] = marks * (1 + st.hands[t, s, WILD])
+        st.penalties[t, s] += pen[s]
+        mean -= pen[s]
+    mean /= n
+    for s in range(n):
+        rewards[t, s] = -pen[s] - mean
+    # Next start player: most penalty this round; ties go to the tied player nearest
+    # clockwise after the player who went out (RULES.md §1 [D]).
+    best = -1
+    for r in range(n):
+        s = (went_out + 1 + r) % n
+        if best < 0 or pen[s] > pen[best]:
+            best = s
+    st.start[t] = best
+    _next_round_or_end(st, t, done, final_scores, final_ranks)
+
+
+@njit(cache=True)
+def _play(st, t, seat, number, cards, wilds, rewards, done, final_scores, final_ranks):
+    n = st.sizes.shape[1]
+    if cards > 0:
+        st.hands[t, seat, number - 1] -= cards
+        st.played[t, number - 1] += cards
+    st.hands[t, seat, WILD] -= wilds
+    st.played[t, WILD] += wilds
+    st.sizes[t, seat] -= cards + wilds
+    st.field_count[t] = cards + wilds
+    st.field_number[t] = number
+    st.field_player[t] = seat
+    st.passes[t] = 0
+    if st.sizes[t, seat] == 0:
+        _end_round(st, t, seat, rewards, done, final_scores, final_ranks)
+        return True
+    st.cur[t] = (seat + 1) % n
+    return False
+
+
+@njit(cache=True)
+def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
+    n = st.sizes.shape[1]
+    lay = st.layout
+    for t in range(actions.shape[0]):
+        action = actions[t]
+        seat = st.cur[t]
+        st.round_steps[t] += 1
+        scored = False
+        if action < lay[L_FOR_YOU]:
+            if action >= lay[L_WILDS]:
+                number, cards, wilds = WILDS_ONLY, 0, action - lay[L_WILDS] + 1
+            else:
+                q, wilds = divmod(action, STEP)
+                v, m = divmod(q, lay[L_COPIES])
+                number, cards = v + 1, m + 1
+            scored = _play(st, t, seat, number, cards, wilds, rewards, done, final_scores, final_ranks)
+        elif action < lay[L_ACCEPT]:
+            v, r = divmod(action - lay[L_FOR_YOU], n - 1)
+            st.giver[t] = seat
+            st.target[t] = (seat + r + 1) % n
+            st.offer_kind[t] = v
+            st.offer_size[t] = st.hands[t, seat, v]
+            st.hands[t, seat, v] = 0
+            st.sizes[t, seat] -= st.offer_size[t]
+            st.phase[t] = ANSWER
+            st.cur[t] = st.target[t]
+        elif action == lay[L_ACCEPT]:
+            giver, size = st.giver[t], st.offer_size[t]
+            st.hands[t, seat, st.offer_kind[t]] += size
+            st.sizes[t, seat] += size
+            _clear_offer(st, t)
+            if st.sizes[t, giver] == 0:
+                # RULES.md §1 [D]: an accepted For You can empty a hand.
+                _end_round(st, t, giver, rewards, done, final_scores, final_ranks)
+                scored = True
+            else:
+                _passed(st, t, giver)
+        elif action == lay[L_REFUSE]:
+            giver = st.giver[t]
+            st.hands[t, giver, st.offer_kind[t]] += st.offer_size[t]
+            st.sizes[t, giver] += st.offer_size[t]
+            st.draws_owed[t] = st.offer_size[t]
+            _clear_offer(st, t)
+            st.giver[t] = giver
+            st.phase[t] = DRAW
+            st.cur[t] = giver
+            if not _can_draw(st, t):
+                _passed(st, t, giver)
+        elif action < lay[L_PLAIN_PASS]:
+            if action == lay[L_DRAW_PILE]:
+                st.ndraw[t] -= 1
+                kind = st.draw[t, st.ndraw[t]]
+            else:
+                slot = action - lay[L_DRAW]
+                kind = st.supply[t, slot]
+                # A taken supply card is replaced from the draw pile at once.
+                if st.ndraw[t] > 0:
+                    st.ndraw[t] -= 1
+                    st.supply[t, slot] = st.draw[t, st.ndraw[t]]
+                else:
+                    st.supply[t, slot] = -1
+            st.hands[t, seat, kind] += 1
+            st.sizes[t, seat] += 1
+            st.draws_owed[t] -= 1
+            if st.draws_owed[t] == 0 or not _can_draw(st, t):
+                _passed(st, t, seat)  # RULES.md §1 [D]: with supply and pile empty nothing more is drawn
+        else:
+            _passed(st, t, seat)
+        if not scored and st.round_steps[t] >= st.max_steps:
+            # RULES.md §1 [D]: the round ends with no penalties; the seat after its start player starts next.
+            st.start[t] = (st.start[t] + 1) % n
+            _next_round_or_end(st, t, done, final_scores, final_ranks)
+
+
+# -- views ----------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _public(st, t, seat, v, i):
+    n = st.sizes.shape[1]
+    v[i] = st.field_count[t]
+    v[i + 1] = st.field_number[t]
+    v[i + 2] = st.passes[t]
+    i += 3
+    v[i : i + SUPPLY_SLOTS * NUM_KINDS] = 0
+    for slot in range(SUPPLY_SLOTS):
+        if st.supply[t, slot] >= 0:
+            v[i + slot * NUM_KINDS + st.supply[t, slot]] = 1
+    i += SUPPLY_SLOTS * NUM_KINDS
+    v[i] = st.ndraw[t]
+    v[i + 1] = st.rnd[t]
+    v[i + 2] = st.rounds
+    v[i + 3 : i + 6] = 0
+    v[i + 3 + st.phase[t]] = 1
+    i += 6
+    v[i] = st.offer_size[t]
+    # The number inside an offer only in the giver's own observation.
+    v[i + 1] = st.offer_kind[t] + 1 if seat == st.giver[t] and st.offer_size[t] > 0 else 0
+    v[i + 2] = st.draws_owed[t]
+    i += 3
+    for k in range(NUM_KINDS):
+        v[i + k] = st.played[t, k]
+    i += NUM_KINDS
+    for r in range(n):
+        s = (seat + r) % n
+        v[i] = st.sizes[t, s]
+        v[i + 1] = st.penalties[t, s]
+        v[i + 2] = s == st.field_player[t]
+        v[i + 3] = s == st.giver[t]
+        v[i + 4] = s == st.target[t]
+        v[i + 5] = s == st.cur[t]
+        i += SEAT_FIELDS
+
+
+@njit(cache=True)
+def write_views(st, seats, obs, mask, write_mask):
+    """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
+    for t in range(seats.shape[0]):
+        seat = seats[t]
+        v = obs[t]
+        for k in range(NUM_KINDS):
+            v[k] = st.hands[t, seat, k]
+        _public(st, t, seat, v, NUM_KINDS)
+        if write_mask:
+            _legal(st, t, mask[t])
+
+
+@njit(cache=True)
+def write_state(st, out):
+    n = st.sizes.shape[1]
+    for t in range(out.shape[0]):
+        v = out[t]
+        for s in range(n):
+            for k in range(NUM_KINDS):
+                v[s * NUM_KINDS + k] = st.hands[t, s, k]
+        i = n * NUM_KINDS
+        v[i : i + NUM_KINDS] = 0
+        for c in range(st.ndraw[t]):
+            v[i + st.draw[t, c]] += 1
+        v[i + NUM_KINDS] = st.offer_kind[t] + 1
+        _public(st, t, 0, v, i + NUM_KINDS + 1)
+
+
+def scores(st: State) -> np.ndarray:
+    return -st.penalties.astype(np.int64)
