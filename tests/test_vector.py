@@ -101,6 +101,7 @@ class Pair:
 
 # Rule options besides the defaults: short games (more restarts), other marks, truncated rounds.
 VARIANTS = {
+    "deadfall": [{"rounds": 3}, {"starting_chips": 4, "rounds": 30}],
     "not_for_me": [{"rounds": 1}, {"rounds": 2, "max_round_steps": 30, "hand_marks": (0, 1, 2, 3, 4, 10)}],
 }
 CASES = [(g, n, {}) for g in BATCHED for n in player_counts(g)] + [

@@ -49,6 +49,7 @@ from envs.vector import rng as R
 
 KERNELS = {
     "not_for_me": "envs.vector.not_for_me",
+    "deadfall": "envs.vector.deadfall",
     "neu": "envs.vector.neu",
 }
 

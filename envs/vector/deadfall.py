@@ -1,0 +1,322 @@
+"""Deadfall's batched kernel: `envs/deadfall.py`'s rules over arrays, one row per table (RULES.md §2).
+
+`envs/deadfall.py` defines the rules; this module plays the same moves in
+numba, and tests/test_vector.py checks move by move that both agree. Ranks,
+actions and the observation layout are the reference engine's.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from envs import deadfall as ref
+from envs.vector import rng as R
+
+NUM_RANKS, A_DEAD = ref.NUM_RANKS, ref.A_DEAD
+DECK = np.array(ref.DECK, dtype=np.int16)  # a card id is its rank
+DOOR, PLAY = ref.DOOR, ref.PLAY
+OBS_SEATS, SEAT_BLOCK, SEAT_STACK = ref.OBS_SEATS, ref.SEAT_BLOCK, ref.SEAT_STACK
+SEAT_CHIPS, SEAT_HAND_SIZE, SEAT_TOP, SEAT_DOOR = ref.SEAT_CHIPS, ref.SEAT_HAND_SIZE, ref.SEAT_TOP, ref.SEAT_DOOR
+SEAT_TO_ACT, SEAT_STARTER, SEAT_PICKED = ref.SEAT_TO_ACT, ref.SEAT_STARTER, ref.SEAT_PICKED
+
+State = namedtuple(
+    "State",
+    "rng order hand_size starting_chips rounds hands sizes chips chips_before stacks tops first_door picks "
+    "aside pot hand_number phase layer starter cur",
+)
+
+
+def make_state(num_envs: int, num_players: int, options: dict) -> State:
+    n, N, i16 = num_players, num_envs, np.int16
+    return State(
+        rng=np.zeros((N, R.RNG_WIDTH), np.uint64),
+        order=np.zeros(len(DECK), i16),  # scratch for the shuffle
+        hand_size=ref.HAND_SIZE.get(n, ref.DEFAULT_HAND_SIZE),
+        starting_chips=int(options["starting_chips"]),
+        rounds=int(options["rounds"]),
+        hands=np.zeros((N, n, NUM_RANKS), np.int8),
+        sizes=np.zeros((N, n), np.int8),
+        chips=np.zeros((N, n), np.int32),
+        chips_before=np.zeros((N, n), np.int32),  # chips before this hand's ante
+        stacks=np.zeros((N, n, NUM_RANKS), np.int8),  # face-up cards per seat, count per rank
+        tops=np.zeros((N, n), np.int8),
+        first_door=np.zeros((N, n), np.int8),
+        picks=np.zeros((N, n), np.int8),  # face-down door cards of this layer
+        aside=np.zeros((N, NUM_RANKS), np.int8),  # set-aside cards, count per rank
+        pot=np.zeros(N, np.int32),
+        hand_number=np.zeros(N, np.int32),
+        phase=np.zeros(N, np.int8),
+        layer=np.zeros(N, np.int16),
+        starter=np.zeros(N, np.int8),
+        cur=np.zeros(N, np.int16),
+    )
+
+
+# -- set-up -------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _new_hand(st, t, done, final_scores, final_ranks):
+    """RULES.md §2 hand set-up: everyone antes 1; the shuffled deck deals hand_size cards each."""
+    n = st.sizes.shape[1]
+    lowest = st.chips[t, 0]
+    for s in range(n):
+        lowest = min(lowest, st.chips[t, s])
+    if st.hand_number[t] >= st.rounds or lowest < 1:
+        # RULES.md §2 [D]: `rounds` hands, or fewer if a player cannot ante. Score = chips.
+        done[t] = True
+        for s in range(n):
+            final_scores[t, s] = st.chips[t, s]
+            rank = 1
+            for o in range(n):
+                rank += st.chips[t, o] > st.chips[t, s]
+            final_ranks[t, s] = rank
+        return
+    st.hand_number[t] += 1
+    for s in range(n):
+        st.chips_before[t, s] = st.chips[t, s]
+        st.chips[t, s] -= 1  # the ante
+    st.pot[t] = n
+    st.stacks[t, :, :] = 0
+    st.tops[t, :] = 0
+    st.first_door[t, :] = 0
+    st.picks[t, :] = 0
+    st.hands[t, :, :] = 0
+    st.aside[t, :] = 0
+    h = st.hand_size
+    st.sizes[t, :] = h
+    order = st.order
+    order[:] = DECK
+    R.shuffle(st.rng, t, order, order.shape[0])
+    for i in range(order.shape[0]):
+        if i < n * h:
+            st.hands[t, i // h, order[i] - 1] += 1  # card i goes to seat i // hand_size
+        else:
+            st.aside[t, order[i] - 1] += 1
+    st.phase[t] = DOOR
+    st.layer[t] = 1
+    st.starter[t] = -1
+    st.cur[t] = 0  # door cards are placed in seat order from player_0
+
+
+@njit(cache=True)
+def reset_rows(st, rows):
+    done = np.zeros(1, np.bool_)
+    nothing = np.zeros((1, 1), np.int64)
+    for t in rows:
+        st.chips[t, :] = st.starting_chips
+        st.hand_number[t] = 0
+        _new_hand(st, t, done, nothing, nothing)
+
+
+# -- legality -------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _legal(st, t, row):
+    """Play any rank held; DEAD on another player's top card, only once play has started."""
+    n = st.sizes.shape[1]
+    seat = st.cur[t]
+    count = 0
+    for k in range(NUM_RANKS):
+        ok = st.hands[t, seat, k] > 0
+        row[k] = ok
+        row[A_DEAD + k] = 0
+        count += ok
+    if st.phase[t] == PLAY:
+        for s in range(n):
+            top = st.tops[t, s]
+            if s != seat and top > 0:
+                count += row[A_DEAD + top - 1] == 0
+                row[A_DEAD + top - 1] = 1
+    return count
+
+
+# -- play -----------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _put_on_stack(st, t, seat, rank):
+    st.stacks[t, seat, rank - 1] += 1
+    st.tops[t, seat] = rank
+    if st.first_door[t, seat] == 0:
+        st.first_door[t, seat] = rank
+
+
+@njit(cache=True)
+def _start_play(st, t, seat):
+    st.phase[t] = PLAY
+    st.starter[t] = seat
+    st.cur[t] = seat
+
+
+@njit(cache=True)
+def _reveal_layer(st, t):
+    """RULES.md §2 door cards: the single lowest card starts; on a tie, later layers decide."""
+    n = st.sizes.shape[1]
+    low = NUM_RANKS + 1
+    for s in range(n):
+        r = st.picks[t, s]
+        if r > 0:
+            _put_on_stack(st, t, s, r)  # door cards become top cards
+            low = min(low, r)
+    lowest = np.zeros(n, np.bool_)
+    for s in range(n):
+        lowest[s] = st.picks[t, s] == low
+    st.picks[t, :] = 0
+    if lowest.sum() > 1 and st.layer[t] > 1:
+        # Among players tied on a later layer, the lowest first door card starts.
+        first = NUM_RANKS + 1
+        for s in range(n):
+            if lowest[s]:
+                first = min(first, st.first_door[t, s])
+        for s in range(n):
+            lowest[s] = lowest[s] and st.first_door[t, s] == first
+    tied = lowest.sum()
+    can_add = False
+    first_tied = -1
+    for s in range(n):
+        if lowest[s]:
+            if first_tied < 0:
+                first_tied = s
+            can_add = can_add or st.sizes[t, s] > 0
+    if tied == 1 or not can_add:
+        # RULES.md §2 [D]: if no tied player can add a card, the tied player nearest
+        # clockwise from player_0 starts.
+        _start_play(st, t, first_tied)
+        return
+    st.layer[t] += 1
+    # Every player with a card left adds one; tied players have one, so someone does.
+    for s in range(n):
+        if st.sizes[t, s] > 0:
+            st.cur[t] = s
+            return
+
+
+@njit(cache=True)
+def _dead(st, t, caller, rank, rewards, done, final_scores, final_ranks):
+    """RULES.md §2 Resolution: the target is the nearest player to the caller's right showing the rank."""
+    n = st.sizes.shape[1]
+    target = -1
+    for k in range(1, n):
+        s = (caller - k) % n
+        if st.tops[t, s] == rank:
+            target = s
+            break
+    held = 0
+    for s in range(n):
+        held += st.hands[t, s, rank - 1]  # the caller's own hand counts
+    if held == 0:
+        payer, winner = target, caller
+    else:
+        payer, winner = caller, target
+    paid = min(rank, st.chips[t, payer])  # RULES.md §2 [D]: pay what you have
+    st.chips[t, payer] -= paid
+    st.chips[t, winner] += paid + st.pot[t]
+    st.pot[t] = 0
+    # Zero-sum already: the chips only move between players (the pot holds their antes).
+    total = 0
+    for s in range(n):
+        total += st.chips[t, s] - st.chips_before[t, s]
+    mean = total / n
+    for s in range(n):
+        rewards[t, s] = st.chips[t, s] - st.chips_before[t, s] - mean
+    _new_hand(st, t, done, final_scores, final_ranks)
+
+
+@njit(cache=True)
+def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
+    n = st.sizes.shape[1]
+    for t in range(actions.shape[0]):
+        action = actions[t]
+        seat = st.cur[t]
+        if action >= A_DEAD:
+            _dead(st, t, seat, action - A_DEAD + 1, rewards, done, final_scores, final_ranks)
+            continue
+        rank = action + 1
+        st.hands[t, seat, action] -= 1
+        st.sizes[t, seat] -= 1
+        if st.phase[t] == DOOR:
+            st.picks[t, seat] = rank
+            nxt = seat + 1
+            while nxt < n and st.sizes[t, nxt] == 0:
+                nxt += 1
+            if nxt < n:
+                st.cur[t] = nxt
+            else:
+                _reveal_layer(st, t)
+            continue
+        _put_on_stack(st, t, seat, rank)
+        st.cur[t] = (seat + 1) % n
+
+
+# -- views ----------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _public(st, t, seat, v, i):
+    """From the pot on: pot, hand number, phase, layer, seat's own door pick, the seat blocks."""
+    n = st.sizes.shape[1]
+    v[i] = st.pot[t]
+    v[i + 1] = st.hand_number[t]
+    v[i + 2] = st.phase[t]
+    v[i + 3] = st.layer[t]
+    v[i + 4] = st.picks[t, seat]
+    i += 5
+    for r in range(n):
+        s = (seat + r) % n
+        v[i + SEAT_CHIPS] = st.chips[t, s]
+        v[i + SEAT_HAND_SIZE] = st.sizes[t, s]
+        v[i + SEAT_TOP] = st.tops[t, s]
+        v[i + SEAT_DOOR] = st.first_door[t, s]
+        v[i + SEAT_TO_ACT] = s == st.cur[t]
+        v[i + SEAT_STARTER] = s == st.starter[t]
+        v[i + SEAT_PICKED] = st.picks[t, s] > 0
+        for k in range(NUM_RANKS):
+            v[i + SEAT_STACK + k] = st.stacks[t, s, k]
+        i += SEAT_BLOCK
+
+
+@njit(cache=True)
+def write_views(st, seats, obs, mask, write_mask):
+    """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
+    n = st.sizes.shape[1]
+    for t in range(seats.shape[0]):
+        seat = seats[t]
+        v = obs[t]
+        for k in range(NUM_RANKS):
+            # Unseen copies: all copies less those face up, in this hand, or its own door pick.
+            face_up = 0
+            for s in range(n):
+                face_up += st.stacks[t, s, k]
+            held = st.hands[t, seat, k]
+            v[k] = held
+            v[NUM_RANKS + k] = k + 1 - face_up - held - (st.picks[t, seat] == k + 1)
+        _public(st, t, seat, v, 2 * NUM_RANKS)
+        if write_mask:
+            _legal(st, t, mask[t])
+
+
+@njit(cache=True)
+def write_state(st, out):
+    n = st.sizes.shape[1]
+    for t in range(out.shape[0]):
+        v = out[t]
+        for s in range(n):
+            for k in range(NUM_RANKS):
+                v[s * NUM_RANKS + k] = st.hands[t, s, k]
+        i = n * NUM_RANKS
+        for k in range(NUM_RANKS):
+            v[i + k] = st.aside[t, k]
+        i += NUM_RANKS
+        for s in range(n):
+            v[i + s] = st.picks[t, s]
+        _public(st, t, 0, v, i + n)
+
+
+def scores(st: State) -> np.ndarray:
+    # A player's ante in the unsettled pot still counts as theirs (the reference's scores).
+    return st.chips.astype(np.int64) + 1
