@@ -51,6 +51,7 @@ KERNELS = {
     "not_for_me": "envs.vector.not_for_me",
     "deadfall": "envs.vector.deadfall",
     "neu": "envs.vector.neu",
+    "not_your_mas_jong": "envs.vector.not_your_mas_jong",
 }
 
 

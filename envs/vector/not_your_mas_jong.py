@@ -1,0 +1,432 @@
+"""Not Your Ma's Jong's batched kernel: `envs/not_your_mas_jong.py`'s rules over arrays (RULES.md §4).
+
+`envs/not_your_mas_jong.py` defines the rules; this module plays the same
+moves in numba, and tests/test_vector.py checks move by move that both agree.
+Card types, actions, the observation layout and the hand checker (one base-4
+code per suit, looked up in the reference's `SUIT_STATUS`) are the reference
+engine's.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from envs import not_your_mas_jong as ref
+from envs.vector import rng as R
+
+NUM_TYPES, RANKS, SUITS = ref.NUM_TYPES, ref.RANKS, len(ref.SUITS)
+DECK = np.array(ref.DECK, dtype=np.int8)
+TOKENS, HAND_SIZE, MAX_EXTRA_ROUNDS = ref.TOKENS, ref.HAND_SIZE, ref.MAX_EXTRA_ROUNDS
+A_PASS, A_STEAL_WIN, A_STEAL_IDENTICAL = ref.A_PASS, ref.A_STEAL_WIN, ref.A_STEAL_IDENTICAL
+A_STEAL_LOWEST, A_STEAL_MIDDLE, A_STEAL_HIGHEST = ref.A_STEAL_LOWEST, ref.A_STEAL_MIDDLE, ref.A_STEAL_HIGHEST
+DISCARD, STEAL = ref.DISCARD, ref.STEAL
+OBS_SEATS, SEAT_BLOCK = ref.OBS_SEATS, ref.SEAT_BLOCK
+SEAT_DISCARDS, SEAT_LOCKED, SEAT_TOKENS = ref.SEAT_DISCARDS, ref.SEAT_LOCKED, ref.SEAT_TOKENS
+SEAT_HAND_SIZE, SEAT_IS_MA, SEAT_DISCARDER = ref.SEAT_HAND_SIZE, ref.SEAT_IS_MA, ref.SEAT_DISCARDER
+SUIT_STATUS = np.array(ref.SUIT_STATUS, dtype=np.int64)
+POW4 = np.array(ref.POW4, dtype=np.int64)
+# RULES.md §4, Stealing: each set steal's two cards from the hand, as rank offsets from the
+# discard (same suit), in the order of the actions A_STEAL_IDENTICAL .. A_STEAL_HIGHEST.
+SET_OFFSETS = np.array([(0, 0), (1, 2), (-1, 1), (-2, -1)], dtype=np.int64)
+
+State = namedtuple(
+    "State",
+    "rng order ask_everyone round_limit hands codes sizes tokens discards locked draw ndraw "
+    "rnd final_round ma phase current_discard discarder claims ask ask_pos ask_len pending cur",
+)
+
+
+def make_state(num_envs: int, num_players: int, options: dict) -> State:
+    n, N, i8 = num_players, num_envs, np.int8
+    return State(
+        rng=np.zeros((N, R.RNG_WIDTH), np.uint64),
+        order=np.zeros(len(DECK), i8),  # scratch for the shuffle
+        # Before the `steal_phase` option, only players holding a legal steal were asked.
+        ask_everyone=options.get("steal_phase", "eligible") == "every_player",
+        round_limit=ref.ROUND_LIMIT[n],
+        hands=np.zeros((N, n, NUM_TYPES), i8),
+        codes=np.zeros((N, n, SUITS), np.int16),  # base-4 code of each suit's counts
+        sizes=np.zeros((N, n), i8),
+        tokens=np.zeros((N, n), np.int16),
+        discards=np.zeros((N, n, NUM_TYPES), i8),
+        locked=np.zeros((N, n, NUM_TYPES), i8),
+        draw=np.zeros((N, len(DECK)), i8),  # top of the pile is draw[ndraw - 1]
+        ndraw=np.zeros(N, i8),
+        rnd=np.zeros(N, np.int16),
+        final_round=np.zeros(N, np.int16),  # -1 until the game reaches its end, before any tie-break
+        ma=np.zeros(N, i8),
+        phase=np.zeros(N, i8),
+        current_discard=np.zeros(N, i8),
+        discarder=np.zeros(N, i8),
+        claims=np.zeros((N, n), i8),  # steal decision per seat on the current discard (hidden)
+        ask=np.zeros((N, n), i8),  # seats to ask about the current discard, in order
+        ask_pos=np.zeros(N, i8),
+        ask_len=np.zeros(N, i8),
+        pending=np.zeros((N, n), np.int16),  # a Ma's win on the first deal, paid out with the first step
+        cur=np.zeros(N, i8),
+    )
+
+
+# -- cards in hands -------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _give(st, t, seat, card):
+    st.hands[t, seat, card] += 1
+    st.codes[t, seat, card // RANKS] += POW4[card % RANKS]
+    st.sizes[t, seat] += 1
+
+
+@njit(cache=True)
+def _take(st, t, seat, card):
+    st.hands[t, seat, card] -= 1
+    st.codes[t, seat, card // RANKS] -= POW4[card % RANKS]
+    st.sizes[t, seat] -= 1
+
+
+@njit(cache=True)
+def _complete_with(st, t, seat, card):
+    """Would the concealed hand plus `card` (-1: nothing) split into sets and one pair?"""
+    total = 0
+    for suit in range(SUITS):
+        code = st.codes[t, seat, suit]
+        if card >= 0 and suit == card // RANKS:
+            code += POW4[card % RANKS]
+        total += SUIT_STATUS[code]
+    return total == 1
+
+
+@njit(cache=True)
+def _holds_set_steal(st, t, seat, card, which):
+    """Does seat hold the two cards of set steal `which` (0..3) on `card`, inside its suit?"""
+    o1 = SET_OFFSETS[which, 0]
+    o2 = SET_OFFSETS[which, 1]
+    r = card % RANKS
+    if not (0 <= r + o1 < RANKS and 0 <= r + o2 < RANKS):
+        return False
+    if o1 == o2:
+        return st.hands[t, seat, card + o1] >= 2
+    return st.hands[t, seat, card + o1] >= 1 and st.hands[t, seat, card + o2] >= 1
+
+
+@njit(cache=True)
+def _can_steal(st, t, seat, card):
+    for which in range(4):
+        if _holds_set_steal(st, t, seat, card, which):
+            return True
+    return _complete_with(st, t, seat, card)
+
+
+# -- rounds ---------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _new_round(st, t):
+    """RULES.md §4 round set-up: the Ma gets 11 cards, everyone else 10, dealt from the end of
+    the shuffled deck; the rest is the draw pile. Returns whether the Ma's hand is complete."""
+    n = st.sizes.shape[1]
+    st.rnd[t] += 1
+    st.hands[t, :, :] = 0
+    st.codes[t, :, :] = 0
+    st.sizes[t, :] = 0
+    st.discards[t, :, :] = 0
+    st.locked[t, :, :] = 0
+    st.phase[t] = DISCARD
+    st.current_discard[t] = -1
+    st.discarder[t] = -1
+    st.ask_pos[t] = 0
+    st.ask_len[t] = 0
+    st.claims[t, :] = -1
+    draw = st.draw[t]
+    draw[:] = DECK
+    R.shuffle(st.rng, t, draw, draw.shape[0])
+    top = draw.shape[0]
+    for s in range(n):
+        size = HAND_SIZE + (1 if s == st.ma[t] else 0)
+        for i in range(top - size, top):
+            _give(st, t, s, draw[i])
+        top -= size
+    st.ndraw[t] = top
+    st.cur[t] = st.ma[t]
+    return _complete_with(st, t, st.ma[t], -1)
+
+
+@njit(cache=True)
+def _pay(st, t, winner, by_draw, deltas):
+    """RULES.md §4 Payment: the winner is paid; a player who cannot pay in full pays what they have."""
+    n = st.sizes.shape[1]
+    ma = st.ma[t]
+    paid_to_winner = 0
+    for s in range(n):
+        if s == winner:
+            continue
+        if winner == ma or s == ma:
+            owed = 4 if by_draw else 2
+        else:
+            owed = 2 if by_draw else 1
+        paid = min(owed, st.tokens[t, s])
+        deltas[s] -= paid
+        st.tokens[t, s] -= paid
+        paid_to_winner += paid
+    deltas[winner] += paid_to_winner
+    st.tokens[t, winner] += paid_to_winner
+
+
+@njit(cache=True)
+def _end_round(st, t, deltas, done, final_scores, final_ranks):
+    """The game ends, or the Ma passes on and a new round is dealt (where a Ma dealt a
+    complete hand wins at once, as a win by draw, which ends that round too)."""
+    n = st.sizes.shape[1]
+    while True:
+        lowest = st.tokens[t, 0]
+        top = st.tokens[t, 0]
+        for s in range(n):
+            lowest = min(lowest, st.tokens[t, s])
+            top = max(top, st.tokens[t, s])
+        if st.final_round[t] < 0 and (lowest == 0 or st.rnd[t] >= st.round_limit):
+            # RULES.md §4: the game ends when a player has no tokens or at the round limit.
+            st.final_round[t] = st.rnd[t]
+        leaders = 0
+        for s in range(n):
+            leaders += st.tokens[t, s] == top
+        # RULES.md §4 [D]: however it ended, tied leaders play up to 3 extra rounds, then the tie stands.
+        if st.final_round[t] >= 0 and (leaders == 1 or st.rnd[t] >= st.final_round[t] + MAX_EXTRA_ROUNDS):
+            done[t] = True
+            for s in range(n):
+                final_scores[t, s] = st.tokens[t, s]
+                rank = 1
+                for o in range(n):
+                    rank += st.tokens[t, o] > st.tokens[t, s]
+                final_ranks[t, s] = rank
+            return
+        st.ma[t] = (st.ma[t] + 1) % n
+        if not _new_round(st, t):
+            return
+        _pay(st, t, st.ma[t], True, deltas)  # RULES.md §4 [D]: a Ma dealt a complete hand wins
+
+
+@njit(cache=True)
+def _win(st, t, winner, by_draw, deltas, done, final_scores, final_ranks):
+    _pay(st, t, winner, by_draw, deltas)
+    _end_round(st, t, deltas, done, final_scores, final_ranks)
+
+
+@njit(cache=True)
+def reset_rows(st, rows):
+    n = st.sizes.shape[1]
+    done = np.zeros(1, np.bool_)
+    nothing = np.zeros((1, 1), np.int64)
+    deltas = np.zeros(n, np.int64)
+    for t in rows:
+        st.tokens[t, :] = TOKENS
+        st.rnd[t] = 0
+        st.final_round[t] = -1
+        st.ma[t] = 0  # RULES.md §4 [D]: player_0 is the Ma of round 1
+        deltas[:] = 0
+        if _new_round(st, t):
+            # A Ma dealt a complete hand wins before anyone acts: paid out with the first step.
+            _win(st, t, st.ma[t], True, deltas, done, nothing, nothing)
+        st.pending[t, :] = deltas
+
+
+@njit(cache=True)
+def _next_turn(st, t, seat, deltas, done, final_scores, final_ranks):
+    n = st.sizes.shape[1]
+    p = (seat + 1) % n
+    if st.ndraw[t] == 0:
+        # RULES.md §4 [D]: an empty draw pile ends the round with no winner and no payment.
+        _end_round(st, t, deltas, done, final_scores, final_ranks)
+        return
+    st.ndraw[t] -= 1
+    _give(st, t, p, st.draw[t, st.ndraw[t]])
+    st.cur[t] = p
+    st.phase[t] = DISCARD
+    if _complete_with(st, t, p, -1):
+        # RULES.md §4 [D]: a complete hand right after drawing wins at once.
+        _win(st, t, p, True, deltas, done, final_scores, final_ranks)
+
+
+@njit(cache=True)
+def _discard(st, t, seat, card, deltas, done, final_scores, final_ranks):
+    n = st.sizes.shape[1]
+    _take(st, t, seat, card)
+    st.discards[t, seat, card] += 1
+    # Seat order after the discarder: every other player (pass-only where they cannot
+    # steal), or with steal_phase="eligible" only those holding a legal steal.
+    count = 0
+    for r in range(1, n):
+        s = (seat + r) % n
+        if st.ask_everyone or _can_steal(st, t, s, card):
+            st.ask[t, count] = s
+            count += 1
+    if count == 0:
+        _next_turn(st, t, seat, deltas, done, final_scores, final_ranks)
+        return
+    st.phase[t] = STEAL
+    st.current_discard[t] = card
+    st.discarder[t] = seat
+    st.claims[t, :] = -1
+    st.cur[t] = st.ask[t, 0]
+    st.ask_pos[t] = 1
+    st.ask_len[t] = count
+
+
+@njit(cache=True)
+def _resolve_steals(st, t, deltas, done, final_scores, final_ranks):
+    """RULES.md §4 [D]: a winning steal beats set steals; the nearest after the discarder gets the card."""
+    n = st.sizes.shape[1]
+    card = st.current_discard[t]
+    discarder = st.discarder[t]
+    st.phase[t] = DISCARD
+    st.current_discard[t] = -1
+    st.discarder[t] = -1
+    st.ask_pos[t] = 0
+    st.ask_len[t] = 0
+    winner = -1
+    setter = -1
+    claim = -1
+    for r in range(1, n):
+        s = (discarder + r) % n
+        c = st.claims[t, s]
+        if winner < 0 and c > A_PASS and _complete_with(st, t, s, card):
+            winner = s
+        if setter < 0 and c > A_STEAL_WIN and _holds_set_steal(st, t, s, card, c - A_STEAL_IDENTICAL):
+            setter = s
+            claim = c
+    st.claims[t, :] = -1
+    if winner >= 0:
+        st.discards[t, discarder, card] -= 1
+        _give(st, t, winner, card)
+        _win(st, t, winner, False, deltas, done, final_scores, final_ranks)
+        return
+    if setter < 0:
+        _next_turn(st, t, discarder, deltas, done, final_scores, final_ranks)
+        return
+    st.discards[t, discarder, card] -= 1
+    which = claim - A_STEAL_IDENTICAL
+    for o in (SET_OFFSETS[which, 0], SET_OFFSETS[which, 1]):
+        _take(st, t, setter, card + o)
+        st.locked[t, setter, card + o] += 1
+    st.locked[t, setter, card] += 1
+    # The stealer discards next; the players in between are skipped.
+    st.cur[t] = setter
+
+
+@njit(cache=True)
+def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
+    n = st.sizes.shape[1]
+    deltas = np.zeros(n, np.int64)
+    for t in range(actions.shape[0]):
+        action = actions[t]
+        seat = st.cur[t]
+        for s in range(n):
+            deltas[s] = st.pending[t, s]
+            st.pending[t, s] = 0
+        if st.phase[t] == DISCARD:
+            _discard(st, t, seat, action, deltas, done, final_scores, final_ranks)
+        else:
+            st.claims[t, seat] = action
+            if st.ask_pos[t] < st.ask_len[t]:
+                st.cur[t] = st.ask[t, st.ask_pos[t]]
+                st.ask_pos[t] += 1
+            else:
+                _resolve_steals(st, t, deltas, done, final_scores, final_ranks)
+        # Tokens only change hands, so the mean change is 0 and rewards are the changes.
+        total = 0
+        for s in range(n):
+            total += deltas[s]
+        mean = total / n
+        for s in range(n):
+            rewards[t, s] = deltas[s] - mean
+
+
+# -- views ----------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _legal(st, t, row):
+    row[:] = 0
+    seat = st.cur[t]
+    if st.phase[t] == DISCARD:
+        count = 0
+        for k in range(NUM_TYPES):
+            if st.hands[t, seat, k] > 0:
+                row[k] = 1
+                count += 1
+        return count
+    card = st.current_discard[t]
+    row[A_PASS] = 1
+    count = 1
+    if _complete_with(st, t, seat, card):
+        row[A_STEAL_WIN] = 1
+        count += 1
+    for which in range(4):
+        if _holds_set_steal(st, t, seat, card, which):
+            row[A_STEAL_IDENTICAL + which] = 1
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def _public(st, t, seat, v, i):
+    """Everything `seat` may see except its own hand (observation index 25 on)."""
+    n = st.sizes.shape[1]
+    v[i : i + NUM_TYPES] = 0
+    if st.phase[t] == STEAL:
+        v[i + st.current_discard[t]] = 1
+    i += NUM_TYPES
+    v[i] = st.phase[t] == STEAL
+    v[i + 1] = st.rnd[t]
+    v[i + 2] = st.ndraw[t]
+    i += 3
+    for r in range(n):
+        s = (seat + r) % n
+        for k in range(NUM_TYPES):
+            v[i + SEAT_DISCARDS + k] = st.discards[t, s, k]
+            v[i + SEAT_LOCKED + k] = st.locked[t, s, k]
+        v[i + SEAT_TOKENS] = st.tokens[t, s]
+        v[i + SEAT_HAND_SIZE] = st.sizes[t, s]
+        v[i + SEAT_IS_MA] = s == st.ma[t]
+        v[i + SEAT_DISCARDER] = s == st.discarder[t]
+        i += SEAT_BLOCK
+    return i
+
+
+@njit(cache=True)
+def write_views(st, seats, obs, mask, write_mask):
+    """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
+    for t in range(seats.shape[0]):
+        seat = seats[t]
+        v = obs[t]
+        for k in range(NUM_TYPES):
+            v[k] = st.hands[t, seat, k]
+        _public(st, t, seat, v, NUM_TYPES)
+        if write_mask:
+            _legal(st, t, mask[t])
+
+
+@njit(cache=True)
+def write_state(st, out):
+    """Every hand, the draw pile's counts, player_0's public view, the pending claims, the seat to act."""
+    n = st.sizes.shape[1]
+    for t in range(out.shape[0]):
+        v = out[t]
+        for s in range(n):
+            for k in range(NUM_TYPES):
+                v[s * NUM_TYPES + k] = st.hands[t, s, k]
+        i = n * NUM_TYPES
+        v[i : i + NUM_TYPES] = 0
+        for c in range(st.ndraw[t]):
+            v[i + st.draw[t, c]] += 1
+        i = _public(st, t, 0, v, i + NUM_TYPES)
+        for s in range(n):
+            c = st.claims[t, s]
+            v[i + s] = c - A_PASS if c >= 0 else -1
+            v[i + n + s] = s == st.cur[t]
+
+
+def scores(st: State) -> np.ndarray:
+    return st.tokens.astype(np.int64)
