@@ -3,6 +3,7 @@
     python -m experiments.speed                     # all games, 5 repeats of 1 s each
     python -m experiments.speed --games neu --seconds 2 --repeats 7
     python -m experiments.speed --single-agent      # make_single_agent's overhead instead
+    python -m experiments.speed --vector            # the batched engines (envs.vector_env) instead
 
 Every env is driven by the same loop: ``agent_iter`` / ``last`` / a uniform
 legal action / ``step``, resetting when a game ends, on one core. It prints
@@ -160,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=cli.positive_seconds, default=1.0, help="length of one timed repeat")
     parser.add_argument("--repeats", type=cli.count, default=5, help="timed repeats per env (the median is reported)")
     parser.add_argument("--single-agent", action="store_true", help="measure make_single_agent's overhead over the AEC env instead")
+    parser.add_argument("--vector", action="store_true", help="time envs.vector_env (batched, one numba thread) instead")
+    parser.add_argument("--num-envs", type=cli.count, default=4096, help="tables per vector env (with --vector)")
     args = parser.parse_args(argv)
     games = [g.strip() for g in args.games.split(",") if g.strip()]
     valid = envs.available_games()
@@ -171,6 +174,11 @@ def main(argv: list[str] | None = None) -> int:
     warnings.simplefilter("ignore")
     if args.single_agent:
         print_single_agent_overhead(games, args.seconds, args.repeats)
+        return 0
+    if args.vector:
+        from experiments.speed_vector import print_vector_speed
+
+        print_vector_speed(games, args.seconds, args.repeats, args.num_envs, leduc_maker(), steps_per_second)
         return 0
 
     rows = []  # (env name, API, maker, one steps/s figure per round)

@@ -30,6 +30,15 @@ Arrays, for ``N = num_envs`` tables:
   ``state()``: the global vectors ``[N, state_size]``; ``scores()``: the
   running scores ``[N, num_players]``.
 
+How the kernels are compiled: every helper is inlined (``inline="always"``)
+into the few kernels Python calls (``step_rows``, ``write_views``,
+``write_state``), and those run without numba's reference counting
+(``_nrt=False``), so they allocate nothing: a game's state travels as one
+namedtuple of arrays, and with reference counting each helper call would
+count every array in it up and down again, which made steps several times
+slower. ``cache=True`` keeps the compiled code next to the modules, so only
+the first import on a machine pays for the compilation (about a minute).
+
 A seat that is out of the game (Neu) is never the seat to act, so every row
 always has a legal move. Wrong shapes or dtypes raise ``ValueError`` naming
 the expected shape; a masked-out action raises ``ValueError`` naming the

@@ -25,7 +25,7 @@ SEAT_TO_ACT, SEAT_STARTER, SEAT_PICKED = ref.SEAT_TO_ACT, ref.SEAT_STARTER, ref.
 State = namedtuple(
     "State",
     "rng order hand_size starting_chips rounds hands sizes chips chips_before stacks tops first_door picks "
-    "aside pot hand_number phase layer starter cur",
+    "aside pot hand_number phase layer starter cur lowest",
 )
 
 
@@ -52,13 +52,14 @@ def make_state(num_envs: int, num_players: int, options: dict) -> State:
         layer=np.zeros(N, np.int16),
         starter=np.zeros(N, np.int8),
         cur=np.zeros(N, np.int16),
+        lowest=np.zeros(n, np.bool_),  # scratch shared by the tables
     )
 
 
 # -- set-up -------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _new_hand(st, t, done, final_scores, final_ranks):
     """RULES.md §2 hand set-up: everyone antes 1; the shuffled deck deals hand_size cards each."""
     n = st.sizes.shape[1]
@@ -89,7 +90,8 @@ def _new_hand(st, t, done, final_scores, final_ranks):
     h = st.hand_size
     st.sizes[t, :] = h
     order = st.order
-    order[:] = DECK
+    for i in range(order.shape[0]):  # element by element: a slice copy would allocate
+        order[i] = DECK[i]
     R.shuffle(st.rng, t, order, order.shape[0])
     for i in range(order.shape[0]):
         if i < n * h:
@@ -115,7 +117,7 @@ def reset_rows(st, rows):
 # -- legality -------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _legal(st, t, row):
     """Play any rank held; DEAD on another player's top card, only once play has started."""
     n = st.sizes.shape[1]
@@ -138,7 +140,7 @@ def _legal(st, t, row):
 # -- play -----------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _put_on_stack(st, t, seat, rank):
     st.stacks[t, seat, rank - 1] += 1
     st.tops[t, seat] = rank
@@ -146,14 +148,14 @@ def _put_on_stack(st, t, seat, rank):
         st.first_door[t, seat] = rank
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _start_play(st, t, seat):
     st.phase[t] = PLAY
     st.starter[t] = seat
     st.cur[t] = seat
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _reveal_layer(st, t):
     """RULES.md §2 door cards: the single lowest card starts; on a tie, later layers decide."""
     n = st.sizes.shape[1]
@@ -163,11 +165,13 @@ def _reveal_layer(st, t):
         if r > 0:
             _put_on_stack(st, t, s, r)  # door cards become top cards
             low = min(low, r)
-    lowest = np.zeros(n, np.bool_)
+    lowest = st.lowest
+    tied = 0
     for s in range(n):
         lowest[s] = st.picks[t, s] == low
+        tied += lowest[s]
     st.picks[t, :] = 0
-    if lowest.sum() > 1 and st.layer[t] > 1:
+    if tied > 1 and st.layer[t] > 1:
         # Among players tied on a later layer, the lowest first door card starts.
         first = NUM_RANKS + 1
         for s in range(n):
@@ -175,11 +179,12 @@ def _reveal_layer(st, t):
                 first = min(first, st.first_door[t, s])
         for s in range(n):
             lowest[s] = lowest[s] and st.first_door[t, s] == first
-    tied = lowest.sum()
+    tied = 0
     can_add = False
     first_tied = -1
     for s in range(n):
         if lowest[s]:
+            tied += 1
             if first_tied < 0:
                 first_tied = s
             can_add = can_add or st.sizes[t, s] > 0
@@ -196,7 +201,7 @@ def _reveal_layer(st, t):
             return
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _dead(st, t, caller, rank, rewards, done, final_scores, final_ranks):
     """RULES.md §2 Resolution: the target is the nearest player to the caller's right showing the rank."""
     n = st.sizes.shape[1]
@@ -227,7 +232,7 @@ def _dead(st, t, caller, rank, rewards, done, final_scores, final_ranks):
     _new_hand(st, t, done, final_scores, final_ranks)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
     n = st.sizes.shape[1]
     for t in range(actions.shape[0]):
@@ -256,7 +261,7 @@ def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
 # -- views ----------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _public(st, t, seat, v, i):
     """From the pot on: pot, hand number, phase, layer, seat's own door pick, the seat blocks."""
     n = st.sizes.shape[1]
@@ -280,7 +285,7 @@ def _public(st, t, seat, v, i):
         i += SEAT_BLOCK
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
     n = st.sizes.shape[1]
@@ -300,7 +305,7 @@ def write_views(st, seats, obs, mask, write_mask):
             _legal(st, t, mask[t])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     n = st.sizes.shape[1]
     for t in range(out.shape[0]):

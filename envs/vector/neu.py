@@ -56,7 +56,7 @@ def make_state(num_envs: int, num_players: int, options: dict) -> State:
 # -- set-up -------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_seat(st, t, seat, direction):
     n = st.out.shape[1]
     s = (seat + direction) % n
@@ -65,7 +65,7 @@ def _next_seat(st, t, seat, direction):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _new_round(st, t):
     """RULES.md §3 round set-up: shuffle the deck, 3 cards to each player still in from the
     dealer's left (one block each, as the reference deals), the rest is the draw pile."""
@@ -79,7 +79,8 @@ def _new_round(st, t):
     st.hands[t, :, :] = 0
     st.sizes[t, :] = 0
     draw = st.draw[t]
-    draw[:] = DECK
+    for i in range(DECK_SIZE):  # element by element: a slice copy would allocate
+        draw[i] = DECK[i]
     R.shuffle(st.rng, t, draw, DECK_SIZE)
     top = DECK_SIZE
     for k in range(n):
@@ -109,7 +110,7 @@ def reset_rows(st, rows):
 # -- legality -------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _legal(st, t, row):
     """The reference's legal mask for the player to act, into row; returns how many are legal."""
     n = st.out.shape[1]
@@ -136,7 +137,7 @@ def _legal(st, t, row):
 # -- play -----------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _draw(st, t, seat):
     if st.ndraw[t] == 0:
         # RULES.md §3 [D]: the played cards except the last are shuffled into a new pile;
@@ -145,7 +146,8 @@ def _draw(st, t, seat):
         if m <= 1:
             return
         last = st.played[t, m - 1]
-        st.draw[t, : m - 1] = st.played[t, : m - 1]
+        for i in range(m - 1):
+            st.draw[t, i] = st.played[t, i]
         R.shuffle(st.rng, t, st.draw[t], m - 1)
         st.ndraw[t] = m - 1
         st.played[t, 0] = last
@@ -157,7 +159,7 @@ def _draw(st, t, seat):
     st.sizes[t, seat] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lose(st, t, loser, rewards, done, final_scores, final_ranks):
     """The loser pays a chip (RULES.md §3 "Losing"); zero-sum rewards over those still in."""
     n = st.out.shape[1]
@@ -192,7 +194,7 @@ def _lose(st, t, loser, rewards, done, final_scores, final_ranks):
     _new_round(st, t)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
     n = st.out.shape[1]
     for t in range(actions.shape[0]):
@@ -236,7 +238,7 @@ def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
 # -- views ----------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _public(st, t, seat, v, i):
     n = st.out.shape[1]
     for k in range(NUM_KINDS):
@@ -258,7 +260,7 @@ def _public(st, t, seat, v, i):
         i += 5
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
     for t in range(seats.shape[0]):
@@ -271,7 +273,7 @@ def write_views(st, seats, obs, mask, write_mask):
             _legal(st, t, mask[t])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     n = st.out.shape[1]
     for t in range(out.shape[0]):

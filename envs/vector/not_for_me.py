@@ -27,7 +27,7 @@ State = namedtuple(
     "State",
     "rng deck layout marks rounds max_steps hands sizes penalties played supply draw ndraw "
     "field_count field_number field_player passes phase giver target offer_kind offer_size draws_owed "
-    "rnd round_steps start cur",
+    "rnd round_steps start cur work",
 )
 
 
@@ -64,13 +64,14 @@ def make_state(num_envs: int, num_players: int, options: dict) -> State:
         round_steps=scalar(np.int32),
         start=scalar(),
         cur=scalar(),
+        work=np.zeros(n, np.int64),  # scratch shared by the tables
     )
 
 
 # -- set-up -------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _new_round(st, t):
     """RULES.md §1 round set-up: shuffle, 8 cards each, 3 face up as the supply, the rest the draw pile."""
     n = st.sizes.shape[1]
@@ -90,7 +91,8 @@ def _new_round(st, t):
     st.offer_size[t] = 0
     st.draws_owed[t] = 0
     order = st.draw[t]
-    order[:] = st.deck
+    for i in range(order.shape[0]):  # element by element: a slice copy would allocate
+        order[i] = st.deck[i]
     R.shuffle(st.rng, t, order, order.shape[0])
     for s in range(n):
         for i in range(s * HAND_SIZE, (s + 1) * HAND_SIZE):
@@ -99,7 +101,8 @@ def _new_round(st, t):
     for i in range(SUPPLY_SLOTS):
         st.supply[t, i] = order[first + i]
     rest = order.shape[0] - first - SUPPLY_SLOTS
-    order[:rest] = order[first + SUPPLY_SLOTS :].copy()
+    for i in range(rest):  # move the draw pile to the front (left, so in place)
+        order[i] = order[first + SUPPLY_SLOTS + i]
     st.ndraw[t] = rest
     st.cur[t] = st.start[t]
 
@@ -116,7 +119,7 @@ def reset_rows(st, rows):
 # -- legality -------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _legal(st, t, row):
     """The reference's legal mask for the player to act, into row; returns how many are legal."""
     row[:] = 0
@@ -186,7 +189,7 @@ def _legal(st, t, row):
 # -- play -----------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _can_draw(st, t):
     if st.ndraw[t] > 0:
         return True
@@ -196,7 +199,7 @@ def _can_draw(st, t):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _clear_offer(st, t):
     st.giver[t] = -1
     st.target[t] = -1
@@ -204,7 +207,7 @@ def _clear_offer(st, t):
     st.offer_size[t] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _passed(st, t, seat):
     """`seat` passed (For You done, or plain pass); the turn moves on, maybe clearing the field."""
     n = st.sizes.shape[1]
@@ -223,7 +226,7 @@ def _passed(st, t, seat):
     st.cur[t] = nxt
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_round_or_end(st, t, done, final_scores, final_ranks):
     n = st.sizes.shape[1]
     if st.rnd[t] >= st.rounds:
@@ -238,11 +241,11 @@ def _next_round_or_end(st, t, done, final_scores, final_ranks):
         _new_round(st, t)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _end_round(st, t, went_out, rewards, done, final_scores, final_ranks):
     """RULES.md §1 Round end: (hand marks of the number cards) x (1 + wilds held) each."""
     n = st.sizes.shape[1]
-    pen = np.zeros(n, np.int64)
+    pen = st.work
     mean = 0.0
     for s in range(n):
         marks = 0
@@ -265,7 +268,7 @@ def _end_round(st, t, went_out, rewards, done, final_scores, final_ranks):
     _next_round_or_end(st, t, done, final_scores, final_ranks)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _play(st, t, seat, number, cards, wilds, rewards, done, final_scores, final_ranks):
     n = st.sizes.shape[1]
     if cards > 0:
@@ -285,7 +288,7 @@ def _play(st, t, seat, number, cards, wilds, rewards, done, final_scores, final_
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
     n = st.sizes.shape[1]
     lay = st.layout
@@ -363,7 +366,7 @@ def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
 # -- views ----------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _public(st, t, seat, v, i):
     n = st.sizes.shape[1]
     v[i] = st.field_count[t]
@@ -400,7 +403,7 @@ def _public(st, t, seat, v, i):
         i += SEAT_FIELDS
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
     for t in range(seats.shape[0]):
@@ -413,7 +416,7 @@ def write_views(st, seats, obs, mask, write_mask):
             _legal(st, t, mask[t])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     n = st.sizes.shape[1]
     for t in range(out.shape[0]):

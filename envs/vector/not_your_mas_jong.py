@@ -28,14 +28,11 @@ SEAT_DISCARDS, SEAT_LOCKED, SEAT_TOKENS = ref.SEAT_DISCARDS, ref.SEAT_LOCKED, re
 SEAT_HAND_SIZE, SEAT_IS_MA, SEAT_DISCARDER = ref.SEAT_HAND_SIZE, ref.SEAT_IS_MA, ref.SEAT_DISCARDER
 SUIT_STATUS = np.array(ref.SUIT_STATUS, dtype=np.int64)
 POW4 = np.array(ref.POW4, dtype=np.int64)
-# RULES.md §4, Stealing: each set steal's two cards from the hand, as rank offsets from the
-# discard (same suit), in the order of the actions A_STEAL_IDENTICAL .. A_STEAL_HIGHEST.
-SET_OFFSETS = np.array([(0, 0), (1, 2), (-1, 1), (-2, -1)], dtype=np.int64)
 
 State = namedtuple(
     "State",
     "rng order ask_everyone round_limit hands codes sizes tokens discards locked draw ndraw "
-    "rnd final_round ma phase current_discard discarder claims ask ask_pos ask_len pending cur",
+    "rnd final_round ma phase current_discard discarder claims ask ask_pos ask_len pending cur deltas",
 )
 
 
@@ -67,27 +64,28 @@ def make_state(num_envs: int, num_players: int, options: dict) -> State:
         ask_len=np.zeros(N, i8),
         pending=np.zeros((N, n), np.int16),  # a Ma's win on the first deal, paid out with the first step
         cur=np.zeros(N, i8),
+        deltas=np.zeros(n, np.int64),  # scratch shared by the tables
     )
 
 
 # -- cards in hands -------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _give(st, t, seat, card):
     st.hands[t, seat, card] += 1
     st.codes[t, seat, card // RANKS] += POW4[card % RANKS]
     st.sizes[t, seat] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _take(st, t, seat, card):
     st.hands[t, seat, card] -= 1
     st.codes[t, seat, card // RANKS] -= POW4[card % RANKS]
     st.sizes[t, seat] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _complete_with(st, t, seat, card):
     """Would the concealed hand plus `card` (-1: nothing) split into sets and one pair?"""
     total = 0
@@ -99,20 +97,32 @@ def _complete_with(st, t, seat, card):
     return total == 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _set_offsets(which):
+    """RULES.md §4, Stealing: the two cards a set steal takes from the hand, as rank offsets
+    from the discard (same suit), for A_STEAL_IDENTICAL + which."""
+    if which == 0:
+        return 0, 0  # identical
+    if which == 1:
+        return 1, 2  # the discard is the lowest of a sequence
+    if which == 2:
+        return -1, 1  # the middle
+    return -2, -1  # the highest
+
+
+@njit(cache=True, inline="always")
 def _holds_set_steal(st, t, seat, card, which):
     """Does seat hold the two cards of set steal `which` (0..3) on `card`, inside its suit?"""
-    o1 = SET_OFFSETS[which, 0]
-    o2 = SET_OFFSETS[which, 1]
+    o1, o2 = _set_offsets(which)
     r = card % RANKS
-    if not (0 <= r + o1 < RANKS and 0 <= r + o2 < RANKS):
+    if r + o1 < 0 or r + o2 >= RANKS:
         return False
     if o1 == o2:
-        return st.hands[t, seat, card + o1] >= 2
+        return st.hands[t, seat, card] >= 2
     return st.hands[t, seat, card + o1] >= 1 and st.hands[t, seat, card + o2] >= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _can_steal(st, t, seat, card):
     for which in range(4):
         if _holds_set_steal(st, t, seat, card, which):
@@ -123,7 +133,7 @@ def _can_steal(st, t, seat, card):
 # -- rounds ---------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _new_round(st, t):
     """RULES.md §4 round set-up: the Ma gets 11 cards, everyone else 10, dealt from the end of
     the shuffled deck; the rest is the draw pile. Returns whether the Ma's hand is complete."""
@@ -141,7 +151,8 @@ def _new_round(st, t):
     st.ask_len[t] = 0
     st.claims[t, :] = -1
     draw = st.draw[t]
-    draw[:] = DECK
+    for i in range(draw.shape[0]):  # element by element: a slice copy would allocate
+        draw[i] = DECK[i]
     R.shuffle(st.rng, t, draw, draw.shape[0])
     top = draw.shape[0]
     for s in range(n):
@@ -154,7 +165,7 @@ def _new_round(st, t):
     return _complete_with(st, t, st.ma[t], -1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pay(st, t, winner, by_draw, deltas):
     """RULES.md §4 Payment: the winner is paid; a player who cannot pay in full pays what they have."""
     n = st.sizes.shape[1]
@@ -175,7 +186,7 @@ def _pay(st, t, winner, by_draw, deltas):
     st.tokens[t, winner] += paid_to_winner
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _end_round(st, t, deltas, done, final_scores, final_ranks):
     """The game ends, or the Ma passes on and a new round is dealt (where a Ma dealt a
     complete hand wins at once, as a win by draw, which ends that round too)."""
@@ -208,7 +219,7 @@ def _end_round(st, t, deltas, done, final_scores, final_ranks):
         _pay(st, t, st.ma[t], True, deltas)  # RULES.md §4 [D]: a Ma dealt a complete hand wins
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _win(st, t, winner, by_draw, deltas, done, final_scores, final_ranks):
     _pay(st, t, winner, by_draw, deltas)
     _end_round(st, t, deltas, done, final_scores, final_ranks)
@@ -232,7 +243,7 @@ def reset_rows(st, rows):
         st.pending[t, :] = deltas
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_turn(st, t, seat, deltas, done, final_scores, final_ranks):
     n = st.sizes.shape[1]
     p = (seat + 1) % n
@@ -249,7 +260,7 @@ def _next_turn(st, t, seat, deltas, done, final_scores, final_ranks):
         _win(st, t, p, True, deltas, done, final_scores, final_ranks)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _discard(st, t, seat, card, deltas, done, final_scores, final_ranks):
     n = st.sizes.shape[1]
     _take(st, t, seat, card)
@@ -274,7 +285,7 @@ def _discard(st, t, seat, card, deltas, done, final_scores, final_ranks):
     st.ask_len[t] = count
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _resolve_steals(st, t, deltas, done, final_scores, final_ranks):
     """RULES.md §4 [D]: a winning steal beats set steals; the nearest after the discarder gets the card."""
     n = st.sizes.shape[1]
@@ -306,8 +317,7 @@ def _resolve_steals(st, t, deltas, done, final_scores, final_ranks):
         _next_turn(st, t, discarder, deltas, done, final_scores, final_ranks)
         return
     st.discards[t, discarder, card] -= 1
-    which = claim - A_STEAL_IDENTICAL
-    for o in (SET_OFFSETS[which, 0], SET_OFFSETS[which, 1]):
+    for o in _set_offsets(claim - A_STEAL_IDENTICAL):
         _take(st, t, setter, card + o)
         st.locked[t, setter, card + o] += 1
     st.locked[t, setter, card] += 1
@@ -315,10 +325,10 @@ def _resolve_steals(st, t, deltas, done, final_scores, final_ranks):
     st.cur[t] = setter
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
     n = st.sizes.shape[1]
-    deltas = np.zeros(n, np.int64)
+    deltas = st.deltas
     for t in range(actions.shape[0]):
         action = actions[t]
         seat = st.cur[t]
@@ -346,7 +356,7 @@ def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
 # -- views ----------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _legal(st, t, row):
     row[:] = 0
     seat = st.cur[t]
@@ -370,7 +380,7 @@ def _legal(st, t, row):
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _public(st, t, seat, v, i):
     """Everything `seat` may see except its own hand (observation index 25 on)."""
     n = st.sizes.shape[1]
@@ -395,7 +405,7 @@ def _public(st, t, seat, v, i):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
     for t in range(seats.shape[0]):
@@ -408,7 +418,7 @@ def write_views(st, seats, obs, mask, write_mask):
             _legal(st, t, mask[t])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     """Every hand, the draw pile's counts, player_0's public view, the pending claims, the seat to act."""
     n = st.sizes.shape[1]

@@ -56,7 +56,7 @@ def _mul64(a, b):
     return high, low
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def next64(rng, t):
     """One 64-bit output of table t's PCG64 (XSL-RR): step the LCG, then mix the new state."""
     s_hi = rng[t, 0]
@@ -73,7 +73,7 @@ def next64(rng, t):
     return (x >> rot) | (x << ((uint64(64) - rot) & uint64(63)))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def next32(rng, t):
     """NumPy's next_uint32: the low half of a fresh 64-bit draw, the high half kept for next time."""
     buffered = rng[t, 4]
@@ -85,7 +85,7 @@ def next32(rng, t):
     return v & _LOW32
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def interval(rng, t, most):
     """NumPy's random_interval: uniform in [0, most] by masked rejection (most < 2**32 here)."""
     if most == 0:
@@ -102,7 +102,7 @@ def interval(rng, t, most):
             return np.int64(v)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def shuffle(rng, t, cards, k):
     """``rng.shuffle(cards[:k])``; also ``cards[:k][rng.permutation(k)]``, which makes the same swaps."""
     for i in range(k - 1, 0, -1):
