@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 pytest.importorskip("numba")
 
@@ -196,3 +198,70 @@ def test_rng_is_numpys_stream():
 def test_memory_per_table(game):
     venv = envs.vector_env(game, num_envs=64, num_players=4)
     assert venv.state_bytes_per_table() <= 2048
+
+
+# -- properties of the batched engines themselves ------------------------------------
+
+
+def deck_counts(game: str, num_players: int) -> np.ndarray:
+    engine = envs.module(game).raw_env.engine_cls(num_players)
+    deck = list(engine.deck)
+    if game == "deadfall":  # a card id is its rank
+        deck = [r - 1 for r in deck]
+    return np.bincount(deck)
+
+
+def cards_in_state(game: str, n: int, state: np.ndarray) -> np.ndarray:
+    """Every card of each table, counted per kind from the global state vectors."""
+    if game == "neu":
+        k = 18
+        return state[:, : n * k].reshape(-1, n, k).sum(1) + state[:, n * k : n * k + k] + state[:, n * k + k : n * k + 2 * k]
+    if game == "not_for_me":
+        k, base = 7, n * 7 + 8  # hands, draw pile, offer number, then player_0's public view
+        supply = state[:, base + 3 : base + 24].reshape(-1, 3, k).sum(1)
+        offer = np.zeros_like(supply)
+        rows = np.flatnonzero(state[:, base + 30] > 0)
+        offer[rows, state[rows, n * k + k].astype(int) - 1] = state[rows, base + 30]
+        return state[:, : n * k].reshape(-1, n, k).sum(1) + state[:, n * k : n * k + k] + supply + state[:, base + 33 : base + 40] + offer
+    if game == "deadfall":
+        k, base = 10, n * 10 + 10 + n + 5  # hands, set aside, door picks, then the seat blocks
+        cards = state[:, : n * k].reshape(-1, n, k).sum(1) + state[:, n * k : n * k + k]
+        picks = state[:, n * k + k : n * k + k + n].astype(int)
+        for s in range(n):
+            rows = np.flatnonzero(picks[:, s])
+            cards[rows, picks[rows, s] - 1] += 1
+            cards += state[:, base + 17 * s + 7 : base + 17 * s + 17]
+        return cards
+    k, base = 25, n * 25 + 25 + 28  # hands, draw pile, then player_0's public view from its seat blocks
+    cards = state[:, : n * k].reshape(-1, n, k).sum(1) + state[:, n * k : n * k + k]
+    for s in range(n):
+        cards += state[:, base + 54 * s : base + 54 * s + 50].reshape(-1, 2, k).sum(1)  # discards, locked sets
+    return cards
+
+
+@pytest.mark.parametrize("game", BATCHED)
+@settings(max_examples=3, deadline=None)
+@given(seed=hst.integers(0, 2**31), players=hst.integers(0, 10))
+def test_properties_of_random_play(game, seed, players):
+    counts = player_counts(game)
+    n = counts[players % len(counts)]
+    venv = envs.vector_env(game, num_envs=32, num_players=n, seed=seed)
+    rnd = np.random.default_rng(seed)
+    deck = deck_counts(game, n)
+    obs, mask, seat = venv.reset()
+    total = venv.scores().sum(1)
+    for _ in range(300):
+        assert (mask.sum(1) >= 1).all() and ((seat >= 0) & (seat < n)).all()
+        np.testing.assert_array_equal(cards_in_state(game, n, venv.state()), np.broadcast_to(deck, (32, len(deck))))
+        obs, mask, seat, rewards, done = venv.step(np.array([rnd.choice(np.flatnonzero(m)) for m in mask]))
+        assert np.abs(rewards.sum(1)).max() < 1e-4  # zero-sum at every event
+        if game in ("deadfall", "not_your_mas_jong"):  # chips and tokens only change hands
+            now = venv.scores().sum(1)
+            assert (now[~done] == total[~done]).all()
+        for t in np.flatnonzero(done):
+            scores, ranks = venv.final_scores[t], venv.final_ranks[t]
+            better = (scores[None, :] > scores[:, None]).sum(1)
+            if game == "neu":  # equal chips (0) are ranked by the order of elimination
+                assert (ranks >= 1 + better).all() and sorted(ranks) == list(range(1, n + 1))
+            else:
+                np.testing.assert_array_equal(ranks, 1 + better)
