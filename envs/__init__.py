@@ -63,8 +63,12 @@ def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, opp
 
 def vector_env(game: str, num_envs: int, num_players: int | None = 4, seed: int = 0, **rule_options: Any):
     """`num_envs` tables of one game stepped together in compiled kernels; see `envs.vector`."""
-    from envs.vector import vector_env as make  # numba loads only when a batched engine is asked for
-
+    try:
+        from envs.vector import vector_env as make  # numba loads only when a batched engine is asked for
+    except ModuleNotFoundError as e:
+        if e.name != "numba":
+            raise
+        raise ImportError("envs.vector_env needs numba: pip install 'numba>=0.60'") from None
     return make(game, num_envs, num_players, seed, **rule_options)
 
 
