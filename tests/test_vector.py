@@ -265,3 +265,67 @@ def test_properties_of_random_play(game, seed, players):
                 assert (ranks >= 1 + better).all() and sorted(ranks) == list(range(1, n + 1))
             else:
                 np.testing.assert_array_equal(ranks, 1 + better)
+
+
+# -- leaks: a seat's observation depends only on what it may see ----------------------
+
+
+def _counts_to_cards(counts):
+    return [k for k, c in enumerate(counts) for _ in range(int(c))]
+
+
+def redeal_hidden(game, st, t, seat, rnd):
+    """Redeal, in the batch arrays of table t, every card `seat` cannot see (other hands,
+    the draw pile's order, the set-aside cards, other door picks), keeping every size.
+    Returns False where the table holds a hidden card this does not redeal (an offer)."""
+    n = st.hands.shape[1]
+    others = [s for s in range(n) if s != seat]
+    if game == "not_for_me" and st.offer_size[t] > 0:
+        return False
+    pool, sizes = [], []
+    for s in others:
+        cards = _counts_to_cards(st.hands[t, s])
+        sizes.append(len(cards))
+        pool += cards
+    if game == "deadfall":
+        pool += _counts_to_cards(st.aside[t])
+        picks = [s for s in others if st.picks[t, s] > 0]
+        pool += [int(st.picks[t, s]) - 1 for s in picks]
+    else:
+        pool += st.draw[t, : st.ndraw[t]].tolist()
+    pool = [pool[i] for i in rnd.permutation(len(pool))]
+    for s, size in zip(others, sizes):
+        hand = np.bincount(pool[:size], minlength=st.hands.shape[2]) if size else np.zeros(st.hands.shape[2], int)
+        st.hands[t, s] = hand
+        if game == "not_your_mas_jong":  # the hand checker's base-4 code per suit
+            st.codes[t, s] = (hand.reshape(5, 5) * 4 ** np.arange(5)).sum(1)
+        pool = pool[size:]
+    if game == "deadfall":
+        for s in picks:
+            st.picks[t, s] = pool.pop() + 1
+        st.aside[t] = np.bincount(pool, minlength=st.aside.shape[1])
+    else:
+        st.draw[t, : len(pool)] = pool
+    return True
+
+
+@pytest.mark.parametrize("game", BATCHED)
+def test_redealing_what_a_seat_cannot_see_leaves_its_observation(game):
+    rnd = np.random.default_rng(11)
+    venv = envs.vector_env(game, num_envs=16, num_players=4, seed=21)
+    obs, mask, seat = venv.reset()
+    changed = 0
+    for step in range(120):
+        if step % 10 == 9:
+            for s in range(4):
+                saved = [a.copy() if isinstance(a, np.ndarray) else a for a in venv._st]
+                before, state = venv.observe(s), venv.state()
+                for t in range(venv.num_envs):
+                    redeal_hidden(game, venv._st, t, s, rnd)
+                np.testing.assert_array_equal(venv.observe(s), before, err_msg=f"seat {s}")
+                changed += (venv.state() != state).any(axis=1).sum()
+                for a, b in zip(venv._st, saved):  # play on from the real deal
+                    if isinstance(a, np.ndarray):
+                        a[...] = b
+        obs, mask, seat, *_ = venv.step(np.array([rnd.choice(np.flatnonzero(m)) for m in mask]))
+    assert changed > 100  # the redeals did change hidden cards
