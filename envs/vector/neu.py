@@ -22,7 +22,7 @@ VALUES = np.array(ref.NUMBER_VALUES, dtype=np.int64)
 ACTION_KIND = np.array(ref.ACTION_KIND, dtype=np.int64)
 CARD_101, PASS, TURN, SHOT, DOUBLE = ref.CARD_101, ref.PASS, ref.TURN, ref.SHOT, ref.DOUBLE
 A_SHOT = ref.A_SHOT
-CHIPS, HAND_SIZE = ref.CHIPS, ref.HAND_SIZE
+CHIPS, HAND_SIZE, TOTAL_FLOOR = ref.CHIPS, ref.HAND_SIZE, ref.TOTAL_FLOOR
 
 State = namedtuple(
     "State",
@@ -44,7 +44,7 @@ def make_state(num_envs: int, num_players: int, options: dict) -> State:
         played=np.zeros((num_envs, DECK_SIZE), i16),
         nplayed=np.zeros(num_envs, i16),
         pcounts=np.zeros((num_envs, NUM_KINDS), i16),
-        total=np.zeros(num_envs, i16),
+        total=np.zeros(num_envs, np.int32),
         direction=np.zeros(num_envs, i16),
         owed=np.zeros(num_envs, i16),
         rnd=np.zeros(num_envs, i16),
@@ -244,7 +244,7 @@ def _public(st, t, seat, v, i):
     for k in range(NUM_KINDS):
         v[i + k] = st.pcounts[t, k]
     i += NUM_KINDS
-    v[i] = st.total[t]
+    v[i] = max(st.total[t], TOTAL_FLOOR)  # the reference's observation stops there
     v[i + 1] = st.direction[t]
     v[i + 2] = st.owed[t]
     v[i + 3] = st.ndraw[t]

@@ -331,8 +331,7 @@ def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
             st.hands[t, giver, st.offer_kind[t]] += st.offer_size[t]
             st.sizes[t, giver] += st.offer_size[t]
             st.draws_owed[t] = st.offer_size[t]
-            _clear_offer(st, t)
-            st.giver[t] = giver
+            _clear_offer(st, t)  # no offer is pending while the giver draws
             st.phase[t] = DRAW
             st.cur[t] = giver
             if not _can_draw(st, t):
