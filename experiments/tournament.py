@@ -97,6 +97,7 @@ from experiments.cli import ArgumentParser
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 MODES = ("fill", "round-robin", "one-vs-rest")
+BACKENDS = ("local", "ray")  # where deals are played: worker processes here, or Ray tasks on a cluster
 STATS = ("score", "reward", "win", "rank")
 MAX_STEPS = 200_000  # a game longer than this is a bug in an engine or agent
 
@@ -416,6 +417,8 @@ def play(
     on_error: str = "raise",
     move_timeout: float | None = None,
     save_replays: str | Path | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> list[dict]:
     """Play `deals` (deal indices) at every table; one record per game, in (table, deal, rotation) order.
 
@@ -425,7 +428,12 @@ def play(
     `deals`, so the records are exactly those of a run over that prefix.
     With `save_replays` (a folder) every kept game is also written there as a
     replay file (`experiments.replay`).
+    ``backend="ray"`` plays the batches of deals as Ray tasks on the cluster at
+    `ray_address` (None: a Ray instance started here) instead of `workers`
+    processes (`train.distributed.ray_map`); the records are the same.
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; valid backends: {', '.join(BACKENDS)}")
     tables = tuple(tuple(AgentSpec.of(s) for s in t) for t in tables)
     for t in tables:
         if len(t) != num_players:
@@ -440,13 +448,17 @@ def play(
             raise ValueError(f"move_timeout must be a positive number of seconds, got {move_timeout!r}")
         if not hasattr(signal, "setitimer"):
             raise ValueError("move_timeout needs POSIX interval timers, which this platform lacks")
-        if workers <= 1 and threading.current_thread() is not threading.main_thread():
+        if backend == "local" and workers <= 1 and threading.current_thread() is not threading.main_thread():
             raise ValueError("move_timeout with workers=1 works only from the main thread; use workers=2 or more")
     total = len(deals) if hasattr(deals, "__len__") else None  # type: ignore[arg-type]
     opts = tuple(sorted((rule_options or {}).items()))
+    if backend == "ray":
+        from train.distributed import cluster_cpus, connect
+
+        workers = cluster_cpus(connect(ray_address))  # batch sizes only; the records do not depend on them
     n_tasks = total * len(tables) if total is not None else 50 * workers * 8
     chunk = max(1, min(50, n_tasks // (max(workers, 1) * 8) or 1))
-    method = start_method() if workers > 1 else None
+    method = start_method() if workers > 1 and backend == "local" else None
     shared = method == "fork"
 
     def jobs() -> Iterable[Job]:
@@ -474,8 +486,12 @@ def play(
     done = 0
     _SHARED["tables"] = tables
     try:
-        if workers <= 1:
-            results: Iterable[tuple[Job, list[dict]]] = ((j, play_job(j)) for j in jobs())
+        if backend == "ray":
+            from train.distributed import ray_map
+
+            results: Iterable[tuple[Job, list[dict]]] = ray_map(play_job, jobs(), ray_address, what="a batch of deals")
+        elif workers <= 1:
+            results = ((j, play_job(j)) for j in jobs())
         else:
             results = _pool_map(jobs(), workers, method)
         for job, recs in results:
@@ -703,6 +719,8 @@ def run_tournament(
     on_error: str = "raise",
     move_timeout: float | None = None,
     save_replays: str | Path | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> dict:
     """Play a tournament and return its summary (plus "records", one per game).
 
@@ -721,10 +739,10 @@ def run_tournament(
         spec.make(game, num_players, seed=0)  # fail early, in this process, on a missing agent
     t0 = time.perf_counter()
     records = play(game, tables, num_players, range(first_deal, first_deal + deals), seed, workers, duplicate, rule_options, progress,
-                   on_error=on_error, move_timeout=move_timeout, save_replays=save_replays)
+                   on_error=on_error, move_timeout=move_timeout, save_replays=save_replays, backend=backend, ray_address=ray_address)
     wall = time.perf_counter() - t0
     result = summarize(records, tables, game, num_players, deals=deals, seed=seed, duplicate=duplicate, workers=workers,
-                       rule_options=dict(rule_options or {}), wall_s=wall)
+                       rule_options=dict(rule_options or {}), wall_s=wall, backend=backend)
     result["records"] = records
     return result
 
@@ -968,6 +986,28 @@ def add_run_flags(p: argparse.ArgumentParser, workers_default: int) -> None:
                    help="an agent that fails: stop with an error naming it, or forfeit that game and go on")
     p.add_argument("--move-timeout", type=cli.positive_seconds, default=None, help="seconds an agent may take per move (default: no limit)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--backend", default="local", choices=BACKENDS,
+                   help="local: --workers processes on this machine; ray: Ray tasks on a cluster (see docs/distributed.md)")
+    p.add_argument("--ray-address", default=None,
+                   help="with --backend ray: HOST:PORT of a running cluster's head, or 'auto' to join the one this machine "
+                        "belongs to (default: start Ray on this machine, every core)")
+
+
+def check_backend(p: argparse.ArgumentParser, args: argparse.Namespace, specs: Sequence[AgentSpec], game: str, num_players: int) -> None:
+    """With --backend ray: join the cluster and make sure every agent reaches its workers (one-line errors, exit 2)."""
+    if args.backend != "ray":
+        if args.ray_address is not None:
+            p.error("--ray-address needs --backend ray")
+        return
+    import functools
+
+    from train.distributed import check_travel, connect
+
+    try:
+        connect(args.ray_address)
+        check_travel({s.name: s for s in distinct(specs)}, functools.partial(AgentSpec.make, game=game, num_players=num_players, seed=0))
+    except (ImportError, ConnectionError, ValueError) as e:
+        p.error(str(e))
 
 
 def finish_run(results: list[dict], args: argparse.Namespace, out, metadata: dict, prefix: str, link_latest: bool,
@@ -1026,6 +1066,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         p.error(str(e))
     check_agents(specs, args.game, n, p)
+    check_backend(p, args, specs, args.game, n)
     out = cli.check_out(args.out, p)
     if args.db and (why := record.check_db(args.db)):
         p.error(why)
@@ -1034,7 +1075,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def body() -> int:
         res = run_tournament(args.game, specs, n, args.deals, args.seed, args.workers, args.mode, not args.plain,
                              progress=not args.quiet, on_error=args.on_error, move_timeout=args.move_timeout,
-                             save_replays=args.save_replays)
+                             save_replays=args.save_replays, backend=args.backend, ray_address=args.ray_address)
         final = finish_run([res], args, out, metadata, prefix="tournament-", link_latest=False)
         print(markdown([res], notes=False), end="")
         print(f"{res['games_played']} games in {res['wall_s']:.1f} s; wrote {final}/" + (f" and {args.db}" if args.db else ""))

@@ -38,3 +38,10 @@ def player_counts(game: str) -> range:
 # Every game at every player count: new games join automatically.
 GAMES = list(envs.GAMES)
 GAME_COUNTS = [(g, n) for g in GAMES for n in player_counts(g)]
+
+
+def pytest_configure(config):
+    # Tests marked xdist_group share expensive state (test_ray's simulated cluster), so that
+    # `-n 2` keeps each group in one worker; unmarked tests are spread as before.
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"

@@ -76,6 +76,8 @@ class Args:
     critic: str = field(default="plain", metadata={"help": "plain: the value reads the observation; global: also env.state()", "choices": ("plain", "global")})
     # rollouts
     workers: int = field(default=2, metadata={"help": "rollout processes (0: collect in this process)"})
+    backend: str = field(default="local", metadata={"help": "local: rollout worker processes; ray: Ray actors on a cluster (docs/distributed.md)", "choices": ("local", "ray")})
+    ray_address: str = field(default="", metadata={"help": "with --backend ray: HOST:PORT of the cluster's head, or 'auto' (default: start Ray here)"})
     num_envs: int = field(default=64, metadata={"help": "tables played side by side in each worker"})
     rollout_steps: int = field(default=32_768, metadata={"help": f"env agent-steps per update, all workers together (at most {MAX_ROLLOUT:,})"})
     # opponents: each table is self-play (learner in every seat) or one learner seat vs one kind of opponent
@@ -121,6 +123,10 @@ def check_args(args: Args) -> None:
         raise ValueError("--self-play, --vs-heuristic and --vs-random are shares of the tables: they must sum to at most 1")
     if args.resume and args.overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite replaces it: give one of them")
+    if args.backend == "ray" and args.workers < 1:
+        raise ValueError("--backend ray needs --workers 1 or more (each rollout worker is a Ray actor)")
+    if args.ray_address and args.backend != "ray":
+        raise ValueError("--ray-address needs --backend ray")
     if args.export:
         folder = os.path.dirname(args.export) or "."
         if os.path.isdir(args.export) or not args.export.endswith(".pt"):
@@ -155,7 +161,13 @@ def parse_args(argv: list[str] | None = None, args_class=Args, check=check_args,
     args = args_class(**ns)
     try:
         check(args)
-    except ValueError as e:
+        if args.backend == "ray":
+            from train.distributed import cluster_cpus, connect
+
+            cpus = cluster_cpus(connect(args.ray_address or None))
+            if args.workers > cpus:  # an actor holds a CPU: more actors than CPUs would wait for ever
+                raise ValueError(f"--workers {args.workers} needs {args.workers} CPUs on the Ray cluster, which has {cpus}")
+    except (ValueError, ImportError, ConnectionError) as e:
         parser.error(str(e))
     return args
 
@@ -263,7 +275,12 @@ def train(args, run, warm_start, module: str) -> ActorCritic:
     csv_file = open(run.csv_path, "w" if fresh_log else "a", newline="")
     csv_out = None
 
-    workers = RolloutWorkers(args, reward_scale=scales["reward_scale"])
+    if args.backend == "ray":
+        from train.ray_rollout import RayRolloutWorkers
+
+        workers = RayRolloutWorkers(args, reward_scale=scales["reward_scale"], address=args.ray_address or None)
+    else:
+        workers = RolloutWorkers(args, reward_scale=scales["reward_scale"])
     bar = None
     if sys.stderr.isatty():
         from tqdm import tqdm
