@@ -38,6 +38,7 @@ from experiments.cli import ArgumentParser
 from experiments.tournament import (
     AgentSpec,
     add_run_flags,
+    check_backend,
     check_game,
     distinct,
     make_tables,
@@ -129,6 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not plan:
         print("nothing to compare", file=sys.stderr)
         return 2
+    for g, n, found, _, _ in plan:
+        check_backend(p, args, found, g, n)
     command = cli.command_line("python -m experiments.compare", argv)
     metadata = cli.run_metadata(command, args.seed, deals={f"{g}_{n}p": d for g, n, _, _, d in plan})
 
@@ -138,13 +141,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for g, n, found, tables, deals in plan:
             label = f"{g} {n}p"
             records = play(g, tables, n, range(deals), args.seed, args.workers, progress=label,
-                           on_error=args.on_error, move_timeout=args.move_timeout, save_replays=args.save_replays)
+                           on_error=args.on_error, move_timeout=args.move_timeout, save_replays=args.save_replays,
+                           backend=args.backend, ray_address=args.ray_address)
             res = summarize(records, tables, g, n, deals=deals, seed=args.seed, duplicate=True, mode="one-vs-rest", rule_options={})
             res["records"] = records
             results.append(res)
             print(f"{label}: {deals} deals per table × {len(tables)} tables × {n} rotations = {len(records)} games", flush=True)
         wall = time.perf_counter() - t_start
-        header = f"# cardzoo comparison\n\n`{command}` — seed {args.seed}, {wall:.0f} s on {args.workers} worker(s).\n\n"
+        header = f"# cardzoo comparison\n\n`{command}` — seed {args.seed}, {wall:.0f} s on {'Ray' if args.backend == 'ray' else f'{args.workers} worker(s)'}.\n\n"
         final = finish_run(results, args, out, metadata, prefix="", link_latest=True, header=header, notes=notes)
         print()
         print(markdown(results, notes=False), end="")

@@ -158,6 +158,18 @@ def test_cli_ray_backend_gives_the_statistics_of_two_workers(cluster, tmp_path):
     assert (tmp_path / "ray" / "neu_4p_games.csv").read_text() == (tmp_path / "local" / "neu_4p_games.csv").read_text()
 
 
+def test_compare_on_ray(cluster, tmp_path):
+    from experiments.compare import main
+
+    common = ["--games", "deadfall", "--agents", "heuristic,random", "--deals", "4", "--no-plots"]
+    assert main(common + ["--workers", "1", "--out", str(tmp_path / "local")]) == 0
+    assert main(common + ["--backend", "ray", "--ray-address", cluster.address, "--out", str(tmp_path / "ray")]) == 0
+    games = sorted(p.name for p in (tmp_path / "local").glob("*_games.csv"))
+    assert games and games == sorted(p.name for p in (tmp_path / "ray").glob("*_games.csv"))
+    for name in games:
+        assert (tmp_path / "ray" / name).read_text() == (tmp_path / "local" / name).read_text()
+
+
 def test_node_lost_mid_run_changes_nothing(cluster, local_result):
     """The second node is removed (killed, not drained) while batches of deals run on both
     nodes; Ray runs the lost tasks again on the head, and every statistic is unchanged."""
