@@ -251,13 +251,15 @@ def test_closing_the_map_cancels_the_rest(cluster, tmp_path):
 
 
 # ---------------------------------------------------------------- PPO rollouts on Ray actors
-def tiny(tmp_path, run_name, **kw):
-    from train.ppo import Args
+def tiny(tmp_path, run_name, backend="local", **kw):
+    from train.ppo import Args, use_backend
 
     base = dict(game="neu", players=3, steps=600, rollout_steps=300, num_envs=2, workers=2, hidden=16, seed=3,
                 out=str(tmp_path / run_name))
     base.update(kw)
-    return Args(**base)
+    args = Args(**base)
+    use_backend(args, backend)
+    return args
 
 
 def weights(net):
@@ -332,4 +334,4 @@ def test_ppo_ray_flags(tmp_path):
     with pytest.raises(SystemExit):
         parse_args(["--backend", "ray", "--workers", "0"])
     args = parse_args(["--backend", "local"])
-    assert dataclasses.asdict(args)["backend"] == "local"
+    assert args.backend == "local" and "backend" not in dataclasses.asdict(args)  # not a recorded argument of the run

@@ -76,8 +76,6 @@ class Args:
     critic: str = field(default="plain", metadata={"help": "plain: the value reads the observation; global: also env.state()", "choices": ("plain", "global")})
     # rollouts
     workers: int = field(default=2, metadata={"help": "rollout processes (0: collect in this process)"})
-    backend: str = field(default="local", metadata={"help": "local: rollout worker processes; ray: Ray actors on a cluster (docs/distributed.md)", "choices": ("local", "ray")})
-    ray_address: str = field(default="", metadata={"help": "with --backend ray: HOST:PORT of the cluster's head, or 'auto' (default: start Ray here)"})
     num_envs: int = field(default=64, metadata={"help": "tables played side by side in each worker"})
     rollout_steps: int = field(default=32_768, metadata={"help": f"env agent-steps per update, all workers together (at most {MAX_ROLLOUT:,})"})
     # opponents: each table is self-play (learner in every seat) or one learner seat vs one kind of opponent
@@ -123,10 +121,6 @@ def check_args(args: Args) -> None:
         raise ValueError("--self-play, --vs-heuristic and --vs-random are shares of the tables: they must sum to at most 1")
     if args.resume and args.overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite replaces it: give one of them")
-    if args.backend == "ray" and args.workers < 1:
-        raise ValueError("--backend ray needs --workers 1 or more (each rollout worker is a Ray actor)")
-    if args.ray_address and args.backend != "ray":
-        raise ValueError("--ray-address needs --backend ray")
     if args.export:
         folder = os.path.dirname(args.export) or "."
         if os.path.isdir(args.export) or not args.export.endswith(".pt"):
@@ -142,6 +136,11 @@ def build_parser(args_class=Args, prog: str = "python -m train.ppo", description
                               choices={"game": envs.available_games()})
     # Older names, still accepted (the shipped checkpoints' commands use them), not shown in --help.
     parser.add_argument("--num-workers", dest="workers", type=integer, help=argparse.SUPPRESS)
+    # Where the rollout workers run is not one of the run's arguments: a run may resume on either.
+    parser.add_argument("--backend", choices=("local", "ray"), default="local",
+                        help="local: --workers processes here; ray: --workers Ray actors on a cluster (docs/distributed.md)")
+    parser.add_argument("--ray-address", default=None,
+                        help="with --backend ray: HOST:PORT of the cluster's head, or 'auto' (default: start Ray here)")
     parser.add_argument("--run-dir", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--run-name", default=None, help=argparse.SUPPRESS)
     return parser
@@ -158,18 +157,33 @@ def parse_args(argv: list[str] | None = None, args_class=Args, check=check_args,
         if run_name is not None and (not run_name or os.path.isabs(run_name) or os.sep in run_name or run_name in (".", "..")):
             parser.error(f"--run-name is a folder name inside --run-dir, not a path: got {run_name!r}")
         ns["out"] = os.path.join(run_dir or "runs", run_name or default_name(ns))
+    backend, ray_address = ns.pop("backend"), ns.pop("ray_address")
     args = args_class(**ns)
     try:
         check(args)
-        if args.backend == "ray":
-            from train.distributed import cluster_cpus, connect
-
-            cpus = cluster_cpus(connect(args.ray_address or None))
-            if args.workers > cpus:  # an actor holds a CPU: more actors than CPUs would wait for ever
-                raise ValueError(f"--workers {args.workers} needs {args.workers} CPUs on the Ray cluster, which has {cpus}")
+        use_backend(args, backend, ray_address)
     except (ValueError, ImportError, ConnectionError) as e:
         parser.error(str(e))
     return args
+
+
+def use_backend(args, backend: str = "local", ray_address: str | None = None) -> None:
+    """Where `args`' rollout workers run: local processes, or Ray actors on the cluster at `ray_address`
+    (None: a Ray instance started here). With Ray this joins the cluster, so that a wrong address, a
+    missing Ray or too few CPUs fail here, in one line."""
+    if backend not in ("local", "ray"):
+        raise ValueError(f"unknown backend {backend!r}; valid backends: local, ray")
+    if backend == "local" and ray_address:
+        raise ValueError("--ray-address needs --backend ray")
+    if backend == "ray":
+        from train.distributed import cluster_cpus, connect
+
+        if args.workers < 1:
+            raise ValueError("--backend ray needs --workers 1 or more (each rollout worker is a Ray actor)")
+        cpus = cluster_cpus(connect(ray_address))
+        if args.workers > cpus:  # an actor holds a CPU: more actors than CPUs would wait for ever
+            raise ValueError(f"--workers {args.workers} needs {args.workers} CPUs on the Ray cluster, which has {cpus}")
+    args.backend, args.ray_address = backend, ray_address
 
 
 def default_name(a) -> str:
@@ -275,10 +289,10 @@ def train(args, run, warm_start, module: str) -> ActorCritic:
     csv_file = open(run.csv_path, "w" if fresh_log else "a", newline="")
     csv_out = None
 
-    if args.backend == "ray":
+    if getattr(args, "backend", "local") == "ray":
         from train.ray_rollout import RayRolloutWorkers
 
-        workers = RayRolloutWorkers(args, reward_scale=scales["reward_scale"], address=args.ray_address or None)
+        workers = RayRolloutWorkers(args, reward_scale=scales["reward_scale"], address=args.ray_address)
     else:
         workers = RolloutWorkers(args, reward_scale=scales["reward_scale"])
     bar = None

@@ -1,6 +1,6 @@
 """PPO rollout workers as Ray actors: the same `RolloutWorker`, anywhere on a Ray cluster.
 
-    python -m train.ppo --backend ray --num-workers 8 --ray-address auto
+    python -m train.ppo --backend ray --workers 8 --ray-address auto
 
 `RayRolloutWorkers` is a drop-in for `train.rollout.RolloutWorkers`: the
 learner (the update) stays in the driver; each rollout worker is a Ray actor
@@ -8,7 +8,7 @@ holding one CPU, spread over the cluster's nodes. Every `collect` sends each
 actor the whole state a rollout depends on (the policy's weights, the
 snapshot pool, its seed and its share of the steps), so worker ``w`` plays
 exactly what local worker process ``w`` plays: the same seed gives the same
-run as ``--backend local`` with the same ``--num-workers``.
+run as ``--backend local`` with the same ``--workers``.
 
 An actor that dies (its process or its node lost) is restarted by Ray, up to
 `max_restarts` times, and the `collect` it was running is sent again to the
@@ -47,7 +47,7 @@ def _workers_of(args) -> int:
 
 
 class RayRolloutWorkers:
-    """`num_workers` Ray actors playing rollouts; the interface of `train.rollout.RolloutWorkers`."""
+    """`args.workers` Ray actors playing rollouts; the interface of `train.rollout.RolloutWorkers`."""
 
     def __init__(self, args, reward_scale: float, address: str | None = None, max_restarts: int = 3) -> None:
         ray = connect(address)
