@@ -382,6 +382,19 @@ def play_job(job: Job) -> list[dict]:
     return out
 
 
+def _play_ray_job(job: Job, shared_tables: list) -> list[dict]:
+    """`play_job` as a Ray task. The tables are read from Ray's object store once per worker
+    process and then kept, so that agents given as objects or classes defined in a script are
+    built once per worker and seat (as in forked workers), not once per batch of deals."""
+    import ray
+
+    key = shared_tables[0].hex()
+    if _SHARED.get("ray_tables") != key:
+        _SHARED["tables"] = ray.get(shared_tables[0])
+        _SHARED["ray_tables"] = key
+    return play_job(job)
+
+
 def start_method() -> str:
     """How worker processes start. ``fork`` where it is the platform's safe default (Linux):
     workers inherit the agents as they are, so a script with no ``if __name__ == "__main__":``
@@ -459,7 +472,7 @@ def play(
     n_tasks = total * len(tables) if total is not None else 50 * workers * 8
     chunk = max(1, min(50, n_tasks // (max(workers, 1) * 8) or 1))
     method = start_method() if workers > 1 and backend == "local" else None
-    shared = method == "fork"
+    shared = method == "fork" or backend == "ray"  # Ray: the tables travel once, see _play_ray_job
 
     def jobs() -> Iterable[Job]:
         # Deal-major order, so that whatever is done when the deadline passes is whole deals.
@@ -489,7 +502,11 @@ def play(
         if backend == "ray":
             from train.distributed import ray_map
 
-            results: Iterable[tuple[Job, list[dict]]] = ray_map(play_job, jobs(), ray_address, what="a batch of deals")
+            import ray
+
+            shared_tables = [ray.put(tables)]  # in a list, so that each task gets the reference, not a fresh copy
+            results: Iterable[tuple[Job, list[dict]]] = ray_map(_play_ray_job, jobs(), ray_address, args=(shared_tables,),
+                                                                 what="a batch of deals")
         elif workers <= 1:
             results = ((j, play_job(j)) for j in jobs())
         else:

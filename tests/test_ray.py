@@ -22,7 +22,7 @@ import pytest
 pytestmark = pytest.mark.xdist_group("ray")
 
 ROOT = Path(__file__).resolve().parents[1]
-TOURNAMENT = ["--game", "neu", "--players", "4", "--agents", "heuristic,random", "--games", "40", "--seed", "3"]
+TOURNAMENT = ["--game", "neu", "--players", "4", "--agents", "heuristic,random", "--deals", "40", "--seed", "3"]
 
 
 def run(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -35,7 +35,7 @@ def test_without_ray_one_line_says_how_to_install():
     code = (
         "import sys; sys.modules['ray'] = None\n"  # import ray now fails, as where it is not installed
         "from experiments.tournament import main\n"
-        "main(['--games', '2', '--backend', 'ray'])\n"
+        "main(['--deals', '2', '--backend', 'ray'])\n"
     )
     r = run(code)
     assert r.returncode == 2
@@ -43,7 +43,7 @@ def test_without_ray_one_line_says_how_to_install():
 
 
 def test_ray_address_needs_the_ray_backend():
-    r = run("from experiments.tournament import main; main(['--games', '2', '--ray-address', 'auto'])")
+    r = run("from experiments.tournament import main; main(['--deals', '2', '--ray-address', 'auto'])")
     assert r.returncode == 2 and "--ray-address needs --backend ray" in r.stderr
 
 
@@ -60,7 +60,7 @@ def test_unreachable_address_fails_fast_in_one_line():
     t0 = time.perf_counter()
     r = run(
         "from experiments.tournament import main\n"
-        f"main(['--games', '2', '--backend', 'ray', '--ray-address', '127.0.0.1:{_closed_port()}'])\n",
+        f"main(['--deals', '2', '--backend', 'ray', '--ray-address', '127.0.0.1:{_closed_port()}'])\n",
         timeout=60,
     )
     assert time.perf_counter() - t0 < 30
@@ -135,7 +135,7 @@ def alive_nodes() -> int:
 
 
 def statistics(res: dict) -> dict:
-    return {k: res[k] for k in ("overall", "pairwise", "openskill", "tables", "records", "games_played")}
+    return {k: res[k] for k in ("overall", "pairwise", "openskill", "forfeits", "tables", "records", "games_played")}
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +153,7 @@ def test_cli_ray_backend_gives_the_statistics_of_two_workers(cluster, tmp_path):
     assert main(common + ["--backend", "ray", "--ray-address", cluster.address, "--out", str(tmp_path / "ray")]) == 0
     local = json.loads((tmp_path / "local" / "results.json").read_text())[0]
     on_ray = json.loads((tmp_path / "ray" / "results.json").read_text())[0]
-    for key in ("overall", "pairwise", "openskill", "tables", "games_played"):
+    for key in ("overall", "pairwise", "openskill", "forfeits", "tables", "games_played"):
         assert on_ray[key] == local[key], key
     assert (tmp_path / "ray" / "neu_4p_games.csv").read_text() == (tmp_path / "local" / "neu_4p_games.csv").read_text()
 
@@ -202,6 +202,26 @@ def test_node_lost_mid_run_changes_nothing(cluster, local_result):
     cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
     assert wait_for(lambda: alive_nodes() == 2 and ray.cluster_resources().get("CPU", 0) == 2)
+
+
+def test_agent_class_defined_here_travels_by_value(cluster):
+    """A class defined in a function cannot be imported anywhere: it travels pickled, and plays
+    on the workers exactly as in this process."""
+    import numpy as np
+
+    from experiments.tournament import run_tournament
+
+    class LastLegal:
+        def __init__(self, seed=None):
+            self.moves = 0  # state kept across moves, rebuilt on every worker
+
+        def act(self, obs):
+            self.moves += 1
+            return int(np.flatnonzero(obs["action_mask"])[-1])
+
+    here = run_tournament("neu", [LastLegal, "random"], 4, deals=6, seed=5, progress=False)
+    on_ray = run_tournament("neu", [LastLegal, "random"], 4, deals=6, seed=5, progress=False, backend="ray")
+    assert statistics(on_ray) == statistics(here)
 
 
 def test_unpicklable_agent_is_named(cluster):

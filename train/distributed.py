@@ -131,9 +131,9 @@ def _unwrap(ray, e: Exception, what: str) -> Exception:
     return e
 
 
-def ray_map(fn: Callable, jobs: Iterable, address: str | None = None, *, max_retries: int = 3,
+def ray_map(fn: Callable, jobs: Iterable, address: str | None = None, *, args: tuple = (), max_retries: int = 3,
             in_flight: int | None = None, what: str = "a job") -> Iterator[tuple[Any, Any]]:
-    """Yield ``(job, fn(job))`` in job order, each job a Ray task (see the module docstring).
+    """Yield ``(job, fn(job, *args))`` in job order, each job a Ray task (see the module docstring).
 
     `jobs` is read lazily, at most `in_flight` (default: twice the cluster's
     CPUs) running or waiting at a time. A task whose worker or node dies is
@@ -147,7 +147,7 @@ def ray_map(fn: Callable, jobs: Iterable, address: str | None = None, *, max_ret
 
     def submit(job) -> None:
         try:
-            ref = remote.remote(job)
+            ref = remote.remote(job, *args)
         except TypeError as e:  # Ray could not pickle the job
             raise ValueError(f"{what} cannot be sent to the Ray workers: {_first_line(e)}") from None
         pending.append((job, ref))
