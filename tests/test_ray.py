@@ -262,11 +262,13 @@ def test_closing_the_map_cancels_the_rest(cluster, tmp_path):
         time.sleep(seconds)
         Path(name).write_text("finished")
 
-    jobs = [(str(tmp_path / f"job{i}"), 0.0 if i == 0 else 3.0) for i in range(6)]
+    # The others sleep long enough that, even on a loaded machine, none can finish before the
+    # first result is read and the iterator closed; the wait after closing outlasts them.
+    jobs = [(str(tmp_path / f"job{i}"), 0.0 if i == 0 else 10.0) for i in range(6)]
     it = ray_map(slow, jobs, in_flight=4)
     assert next(it)[0] == jobs[0]
     it.close()
-    time.sleep(4.5)
+    time.sleep(11.5)
     assert [p.name for p in tmp_path.iterdir()] == ["job0"]
 
 
