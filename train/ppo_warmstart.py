@@ -26,7 +26,7 @@ Every flag of `python -m train.ppo` works here too; this variant adds:
 * ``--rules name=value,...``: rule options of the games the run plays, for
   example ``steal_phase=eligible`` in Ma's Jong, which skips the pass-only
   decisions (observations and real decisions are the same as under the
-  default rules, and a rollout plays about 2.5 times fewer env steps).
+  default rules, and a game takes 2.2 to 2.6 times fewer env steps).
 
 A checkpoint records features and hint, and `agents.PPOAgent` recomputes them
 when it plays. Without these flags the run is exactly `python -m train.ppo`'s.
