@@ -16,6 +16,32 @@ def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def parse_rules(text: str) -> dict:
+    """Rule options from "name=value,name=value" (values: true/false, numbers, or words); "" is none.
+    ValueError for a malformed pair; the game itself refuses an unknown name or value."""
+    rules = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        name, eq, value = pair.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name or not value:
+            raise ValueError(f"--rules takes name=value pairs separated by commas, got {pair!r}")
+        if name in rules:
+            raise ValueError(f"--rules gives {name!r} twice")
+        lowered = value.lower()
+        if lowered in ("true", "false"):
+            rules[name] = lowered == "true"
+            continue
+        try:
+            rules[name] = int(value)
+        except ValueError:
+            try:
+                number = float(value)
+                rules[name] = number if math.isfinite(number) else value
+            except ValueError:
+                rules[name] = value
+    return rules
+
+
 def check_numbers(args, ints: dict, floats: dict) -> None:
     """ValueError, naming the flag, for a count or number that is not finite or out of its range."""
     for name, (low, high) in ints.items():

@@ -54,7 +54,7 @@ import envs
 from agents.checkpoint import MAX_HIDDEN, make_checkpoint, save_checkpoint
 from agents.network import ActorCritic, input_size
 from train import cli
-from train.cli import check_numbers, integer
+from train.cli import check_numbers, integer, parse_rules
 from train.rollout import RolloutWorkers, measure_scales
 from train.runfolder import RunFolder
 
@@ -116,7 +116,7 @@ def check_args(args: Args) -> None:
     if args.game not in envs.available_games():
         raise ValueError(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
     check_numbers(args, INT_BOUNDS, FLOAT_BOUNDS)
-    envs.make_raw(args.game, num_players=args.players)  # ValueError names the valid player range
+    envs.make_raw(args.game, num_players=args.players, **rule_options(args))  # ValueError names the valid player range or rule
     if args.self_play + args.vs_heuristic + args.vs_random > 1 + 1e-9:
         raise ValueError("--self-play, --vs-heuristic and --vs-random are shares of the tables: they must sum to at most 1")
     if args.resume and args.overwrite:
@@ -191,6 +191,11 @@ def default_name(a) -> str:
     return f"{a['game']}_{a['players']}p_{a['critic']}_s{a['seed']}"
 
 
+def rule_options(args) -> dict:
+    """Rule options of every env the run plays: none here; the warm-start variant's --rules sets some."""
+    return parse_rules(getattr(args, "rules", ""))
+
+
 def policy_extras(args) -> dict:
     """What the policy reads besides the observation: nothing here; the warm-start variant adds features and a hint."""
     return {"features": bool(getattr(args, "features", False)), "hint": bool(getattr(args, "hint", False))}
@@ -238,23 +243,26 @@ def prepare(args) -> RunFolder:
     return RunFolder.open(run_folder(args), args, resume_must_match)
 
 
-def main(args: Args, warm_start=None, module: str = "train.ppo") -> ActorCritic:
+def main(args: Args, warm_start=None, module: str = "train.ppo", penalty=None) -> ActorCritic:
     """Train and return the network. `warm_start(agent, optimizer, workers, args, say)`, when given,
-    runs before the first update of a fresh run and returns the env steps it played."""
+    runs before the first update of a fresh run and returns the env steps it played.
+    `penalty(agent, obs, masks, update, num_updates, pool)`, when given, is a loss term added to
+    each minibatch's PPO loss; its `log()` gives extra progress.csv columns."""
     run = prepare(args)
     try:
-        return train(args, run, warm_start, module)
+        return train(args, run, warm_start, module, penalty)
     finally:
         run.release()
 
 
-def train(args, run, warm_start, module: str) -> ActorCritic:
+def train(args, run, warm_start, module: str, penalty=None) -> ActorCritic:
     torch.manual_seed(args.seed)
     # The update runs while the rollout workers wait for the next rollout, so it may use their cores.
     torch.set_num_threads(max(1, args.workers))
     extras = policy_extras(args)
-    scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=SCALE_GAMES, **extras)
-    engine = envs.make_raw(args.game, num_players=args.players).game
+    rules = rule_options(args)
+    scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=SCALE_GAMES, rules=rules, **extras)
+    engine = envs.make_raw(args.game, num_players=args.players, **rules).game
     agent = ActorCritic(input_size(engine, **extras), engine.num_actions, scales["critic_mean"].size, args.hidden)
     with torch.no_grad():
         for name in ("obs_mean", "obs_std", "critic_mean", "critic_std"):
@@ -356,6 +364,8 @@ def train(args, run, warm_start, module: str) -> ActorCritic:
                     v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
                     entropy_loss = entropy.mean()
                     loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
+                    if penalty is not None:
+                        loss = loss + penalty(agent, b_obs[mb], b_masks[mb], update, num_updates, pool)
                     optimizer.zero_grad()
                     loss.backward()
                     nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
@@ -389,6 +399,8 @@ def train(args, run, warm_start, module: str) -> ActorCritic:
                 "rollout_steps_per_second": batch["env_steps"] / t_rollout,
                 "wall_seconds": wall_before + time.time() - t_start,
             }
+            if penalty is not None:
+                row.update(penalty.log())
             if csv_out is None:
                 csv_out = csv.DictWriter(csv_file, fieldnames=list(row))
                 if fresh_log:
@@ -430,7 +442,7 @@ def winrate(episodes) -> float:
     return float(np.mean([e["rank"] == 1 for e in episodes])) if episodes else float("nan")
 
 
-def run_cli(argv=None, parse=parse_args, warm_start=None, module: str = "train.ppo") -> int:
+def run_cli(argv=None, parse=parse_args, warm_start=None, module: str = "train.ppo", penalty=None) -> int:
     args = parse(argv)
     try:
         run = prepare(args)
@@ -438,7 +450,7 @@ def run_cli(argv=None, parse=parse_args, warm_start=None, module: str = "train.p
         print(f"python -m {module}: error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     try:
-        train(args, run, warm_start, module)
+        train(args, run, warm_start, module, penalty)
     except KeyboardInterrupt:
         resumable = os.path.isfile(run.checkpoint_path)
         print(f"\npython -m {module}: interrupted; " + (f"continue with the same command plus --resume (from {run.checkpoint_path})"

@@ -24,17 +24,18 @@ import torch
 
 import envs
 from agents.network import ActorCritic, critic_input, critic_size, input_size, policy_input, sample
+from train.cli import parse_rules
 
 
 def measure_scales(game: str, num_players: int, critic: str, seed: int, games: int = 40, features: bool = False,
-                   hint: bool = False) -> dict:
+                   hint: bool = False, rules: dict | None = None) -> dict:
     """Per-feature mean/std of observations (and critic inputs) and a reward scale, from random play.
 
     Observations are raw counts and totals (a running total up to 101, scores
     in the hundreds); the network divides by these fixed numbers. The reward
     scale is 1 / std of a seat's return in a random game.
     """
-    env = envs.make_raw(game, num_players=num_players)
+    env = envs.make_raw(game, num_players=num_players, **(rules or {}))
     to_input = policy_input(game, num_players, features, hint)
     rng = np.random.default_rng([seed, 7])
     obs_rows, critic_rows, returns = [], [], []
@@ -194,7 +195,8 @@ class RolloutWorker:
         self.args = args
         self.game, self.n, self.critic = args["game"], args["players"], args["critic"]
         self.reward_scale = reward_scale
-        self.envs = [envs.make_raw(self.game, num_players=self.n) for _ in range(num_envs)]
+        rules = parse_rules(args.get("rules", ""))
+        self.envs = [envs.make_raw(self.game, num_players=self.n, **rules) for _ in range(num_envs)]
         g = self.envs[0].game
         features, hint = args.get("features", False), args.get("hint", False)
         self.obs_size, self.num_actions = input_size(g, features, hint), g.num_actions  # the policy's input size
