@@ -6,7 +6,8 @@ The shape follows CleanRL's ppo.py: a dataclass of arguments, then the loop:
 collect a rollout, compute advantages (GAE), update with the clipped PPO
 objective, log, checkpoint. The network (`agents/network.py`) and the
 checkpoint format (`agents/checkpoint.py`) live with the agent that plays it;
-batched rollouts live in `train/rollout.py`; the warm start (imitating the
+batched rollouts live in `train/rollout.py` (and, for pure self-play, on the
+batched engine in `train/rollout_vector.py`); the warm start (imitating the
 heuristic, hand-made features, the heuristic's hint, a win bonus) is the
 variant `train/ppo_warmstart.py`, which reuses this loop; exporting a policy
 and its learning curve is `train/export.py`.
@@ -56,6 +57,7 @@ from agents.network import ActorCritic, input_size
 from train import cli
 from train.cli import check_numbers, integer, parse_rules
 from train.rollout import RolloutWorkers, measure_scales
+from train.rollout_vector import VectorRollout, uses_vector_env
 from train.runfolder import RunFolder
 
 SCALE_GAMES = 40  # random games that measure the observation and reward scales
@@ -79,7 +81,7 @@ class Args:
     num_envs: int = field(default=64, metadata={"help": "tables played side by side in each worker"})
     rollout_steps: int = field(default=32_768, metadata={"help": f"env agent-steps per update, all workers together (at most {MAX_ROLLOUT:,})"})
     # opponents: each table is self-play (learner in every seat) or one learner seat vs one kind of opponent
-    self_play: float = field(default=0.3, metadata={"help": "share of tables where the learner holds every seat"})
+    self_play: float = field(default=0.3, metadata={"help": "share of tables where the learner holds every seat (1: all of them, played on the batched engine envs.vector_env, train/rollout_vector.py)"})
     vs_heuristic: float = field(default=0.3, metadata={"help": "share of tables vs the game's heuristic"})
     vs_random: float = field(default=0.1, metadata={"help": "share of tables vs random; the rest is vs past snapshots"})
     # PPO
@@ -301,6 +303,8 @@ def train(args, run, warm_start, module: str, penalty=None) -> ActorCritic:
         from train.ray_rollout import RayRolloutWorkers
 
         workers = RayRolloutWorkers(args, reward_scale=scales["reward_scale"], address=args.ray_address)
+    elif uses_vector_env(args):  # pure self-play needs no scripted opponents: every table on the batched engine
+        workers = VectorRollout(args, reward_scale=scales["reward_scale"])
     else:
         workers = RolloutWorkers(args, reward_scale=scales["reward_scale"])
     bar = None

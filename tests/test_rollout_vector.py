@@ -1,0 +1,154 @@
+"""The batched self-play rollout (train/rollout_vector.py) builds the batch the AEC rollout builds."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("numba")
+
+import envs  # noqa: E402
+from train.ppo import Args, gae, main, parse_args  # noqa: E402
+from train.rollout import Buffer, Table  # noqa: E402
+from train.rollout_vector import VectorRollout, uses_vector_env  # noqa: E402
+
+SCALE = 0.01
+
+
+def self_play(game="neu", players=4, num_envs=6, critic="plain", **kw):
+    return Args(game=game, players=players, num_envs=num_envs, workers=0, hidden=16, critic=critic, self_play=1.0,
+                vs_heuristic=0.0, vs_random=0.0, **kw)
+
+
+class Greedy(VectorRollout):
+    """The learner's most likely legal move: the same move whichever collector asks."""
+
+    @torch.no_grad()
+    def decide(self, obs, mask, crit, gen):
+        logits = self.net.masked_logits(torch.from_numpy(obs), torch.from_numpy(mask))
+        a = logits.argmax(-1)
+        logp = torch.log_softmax(logits, -1).gather(-1, a[:, None])[:, 0]
+        return a.numpy(), logp.numpy(), self.net.get_value(torch.from_numpy(crit)).numpy()
+
+
+def policy(rollout: VectorRollout, seed: int = 0) -> dict:
+    torch.manual_seed(seed)
+    net = type(rollout.net)(rollout.obs_size, rollout.num_actions, rollout.critic_size, 16)
+    return {k: v.clone() for k, v in net.state_dict().items()}
+
+
+def aec_batch(rollout: Greedy, game: str, players: int, seeds: list[int], critic: str) -> dict:
+    """The same games through train/rollout.py's Table and Buffer: every table plays one game, all
+    live tables decide once per loop, in table order, as `RolloutWorker.collect` does."""
+    from agents.network import critic_input
+
+    buf = Buffer()
+    tables = [Table(envs.make_raw(game, num_players=players)) for _ in seeds]
+    for t, s in zip(tables, seeds):
+        t.start(s, ["learner"] * players, "self", {})
+    live = tables
+    while live:
+        live = [t for t in live if t.advance(buf)]
+        for t in live:
+            agent = t.env.agent_selection
+            seat = t.env.possible_agents.index(agent)
+            view = t.env.observe(agent)
+            obs, mask = view["observation"].astype(np.float32), view["action_mask"].astype(bool)
+            crit = critic_input(t.env, agent, obs, critic).astype(np.float32)
+            a, logp, v = rollout.decide(obs[None], mask[None], crit[None], None)
+            k = buf.add(obs, mask, crit if critic == "global" else None, int(a[0]), float(logp[0]), float(v[0]))
+            t.decided(seat, k, buf)
+            t.env.step(int(a[0]))
+            t.add_rewards(buf, SCALE)
+    return buf.arrays(rollout.obs_size, rollout.num_actions, rollout.critic_size)
+
+
+@pytest.mark.parametrize("game,players,critic", [("neu", 4, "plain"), ("neu", 3, "global"), ("deadfall", 4, "plain"),
+                                                 ("not_for_me", 4, "plain"), ("not_your_mas_jong", 4, "global")])
+def test_transitions_are_the_aec_rollouts_on_the_same_games(game, players, critic):
+    args = self_play(game, players, critic=critic)
+    rollout = Greedy(args, SCALE)
+    # A share of one step per table: every table plays exactly its first game, recorded.
+    batch = rollout.collect(policy(rollout), [], seed=(5, 1), num_steps=args.num_envs)
+    ref = aec_batch(rollout, game, players, [rollout.table_seed + t for t in range(args.num_envs)], critic)
+    assert len(batch["episodes"]["self"]) == args.num_envs * players
+    assert batch["env_steps"] == len(ref["actions"]) == len(batch["actions"])
+    for key in ("obs", "masks", "critic_in", "actions", "dones", "next_index"):
+        assert np.array_equal(batch[key], ref[key]), key
+    for key in ("logprobs", "values", "rewards"):
+        np.testing.assert_allclose(batch[key], ref[key], rtol=1e-5, atol=1e-5, err_msg=key)
+
+
+def chains(batch) -> list[list[int]]:
+    pointed = set(batch["next_index"][batch["next_index"] >= 0].tolist())
+    out = []
+    for head in range(len(batch["actions"])):
+        if head not in pointed:
+            chain = [head]
+            while not batch["dones"][chain[-1]]:
+                chain.append(int(batch["next_index"][chain[-1]]))
+                assert chain[-1] > chain[-2]  # a seat's next decision comes later
+            out.append(chain)
+    return out
+
+
+def test_every_seat_stream_gets_its_rewards_and_ends_with_its_game():
+    args = self_play("neu", 4, num_envs=8, rollout_steps=2000)
+    rollout = VectorRollout(args, SCALE)
+    batch = rollout.collect(policy(rollout), [], seed=(2, 3))
+    streams = chains(batch)
+    # Every transition is on exactly one stream; one stream per seat per finished game, each ends done.
+    assert sorted(i for c in streams for i in c) == list(range(len(batch["actions"])))
+    episodes = batch["episodes"]["self"]
+    assert len(streams) == len(episodes) == batch["dones"].sum()
+    # A stream collects every reward of its seat, also those that arrive on other seats' turns:
+    # its rewards add up to the seat's return (Neu's chips move on the turn of the seat that pays).
+    stream_returns = sorted(round(float(batch["rewards"][c].sum()) / SCALE, 3) for c in streams)
+    assert stream_returns == sorted(round(e["return"], 3) for e in episodes)
+    assert any(e["return"] != 0 for e in episodes)
+    # GAE runs along each stream alone, and stops at its end.
+    adv, _ = gae(batch["rewards"], batch["values"], batch["dones"], batch["next_index"], 0.9, 0.8)
+    c = max(streams, key=len)
+    a, want = 0.0, []
+    for i, j in zip(c[::-1], [None] + c[::-1][:-1]):
+        nv = 0.0 if j is None else batch["values"][j]
+        a = batch["rewards"][i] + 0.9 * nv - batch["values"][i] + 0.9 * 0.8 * a
+        want.append(a)
+    np.testing.assert_allclose(adv[c[::-1]], want, rtol=1e-5, atol=1e-6)
+
+
+def test_same_seed_same_batch_and_the_size_follows_the_budget():
+    args = self_play("deadfall", 3, num_envs=5, rollout_steps=1500)
+    rollout = VectorRollout(args, SCALE)
+    pol = policy(rollout)
+    a, b, c = (rollout.collect(pol, [], seed=s) for s in ((1, 1), (1, 1), (1, 2)))
+    assert all(np.array_equal(a[k], b[k]) for k in a if isinstance(a[k], np.ndarray))
+    assert not np.array_equal(a["actions"][:50], c["actions"][:50])
+    assert 0.8 * 1500 < a["env_steps"] < 1.5 * 1500
+
+
+def test_ppo_plays_pure_self_play_on_the_batched_engine(tmp_path, monkeypatch):
+    args = self_play("neu", 3, num_envs=4, steps=600, rollout_steps=300, seed=3, out=str(tmp_path / "run"))
+    assert uses_vector_env(args)
+    collected = []
+    original = VectorRollout.collect
+    monkeypatch.setattr(VectorRollout, "collect", lambda self, *a, **k: collected.append(1) or original(self, *a, **k))
+    net = main(args)
+    assert len(collected) == 2 and (tmp_path / "run" / "final.pt").is_file()
+    again = main(dataclasses.replace(args, out=str(tmp_path / "again")))
+    assert all(torch.equal(v, again.state_dict()[k]) for k, v in net.state_dict().items())
+
+
+def test_only_pure_self_play_with_the_plain_observation_takes_the_batched_engine():
+    assert not uses_vector_env(parse_args([]))  # the default mix has opponents
+    assert not uses_vector_env(parse_args(["--self-play", "0.9", "--vs-heuristic", "0", "--vs-random", "0"]))
+    assert uses_vector_env(parse_args(["--self-play", "1", "--vs-heuristic", "0", "--vs-random", "0"]))
+    from train import ppo_warmstart
+
+    hinted = ppo_warmstart.parse_args(["--self-play", "1", "--vs-heuristic", "0", "--vs-random", "0", "--hint"])
+    assert not uses_vector_env(hinted)
+    with pytest.raises(ValueError, match="pure self-play"):
+        VectorRollout(hinted, SCALE)

@@ -1,0 +1,194 @@
+"""Self-play rollouts on the batched engine (`envs.vector_env`): one forward pass per step for every table.
+
+`train/ppo.py` plays here instead of `train/rollout.py` when every table is
+self-play (`--self-play 1`) and the policy reads the plain observation (no
+hand-made features, no hint, no imitation warm start): then the learner holds
+every seat, so all `N` tables' waiting decisions go through the network in one
+batch, and the compiled engine moves all `N` tables at once, in this process.
+
+The batch it returns is the one `train/rollout.py` returns, built the same way:
+
+* each seat of each table has its own stream of transitions (`next_index`);
+* every reward of a step is added to each seat's *latest* transition, whoever
+  acted (a reward that arrives on another seat's turn is that seat's too);
+* when a table's game ends, every seat's stream there ends (`done`);
+* a table keeps starting games while about half a game still fits in its share
+  of the rollout's env steps, and every game in progress is finished, so no
+  stream is cut off. The engine starts a table's next game by itself; a table
+  whose share is used up plays on with its first legal move, unrecorded and
+  uncounted, until the last recorded game anywhere ends.
+
+Table `t`'s `k`-th game in a rollout is the AEC env's `reset(seed=s + t + k * N)`
+for a rollout seed `s` drawn from the update's seed, so runs are reproducible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import envs
+from agents.network import ActorCritic, critic_size
+from train.cli import parse_rules
+
+SEED_RANGE = 2**40  # rollout seeds; table seeds add at most N * games to it
+
+
+def uses_vector_env(args) -> bool:
+    """Whether `train.ppo` collects on the batched engine: pure self-play with the plain observation."""
+    from envs.vector import KERNELS  # numba loads here, only when asked
+
+    return (
+        args.self_play >= 1.0
+        and args.game in KERNELS
+        and not getattr(args, "features", False)
+        and not getattr(args, "hint", False)
+        and not getattr(args, "imitation_steps", 0)
+    )
+
+
+class _Grow:
+    """Columns of transitions that grow by doubling (a rollout's size is only known at its end)."""
+
+    def __init__(self, columns: dict) -> None:
+        self.n = 0
+        self.cap = 1024
+        self.cols = {k: np.zeros((self.cap, *shape), dtype) for k, (shape, dtype) in columns.items()}
+        self.cols["next_index"][:] = -1
+
+    def reserve(self, k: int) -> np.ndarray:
+        """Indices of k new rows (zeroed, next_index -1)."""
+        while self.n + k > self.cap:
+            for key, a in self.cols.items():
+                b = np.zeros((self.cap * 2, *a.shape[1:]), a.dtype)
+                b[: self.cap] = a
+                if key == "next_index":
+                    b[self.cap :] = -1
+                self.cols[key] = b
+            self.cap *= 2
+        idx = np.arange(self.n, self.n + k)
+        self.n += k
+        return idx
+
+    def arrays(self) -> dict:
+        return {k: a[: self.n].copy() for k, a in self.cols.items()}
+
+
+class VectorRollout:
+    """Same interface as `train.rollout.RolloutWorkers`, for pure self-play on `envs.vector_env`.
+
+    It plays `num_envs * max(1, workers)` tables in this process (the update
+    that follows uses the same cores); torch's threads do the forward passes.
+    """
+
+    def __init__(self, args, reward_scale: float) -> None:
+        if not uses_vector_env(args):
+            raise ValueError("the batched rollout plays pure self-play (--self-play 1) with the plain observation only")
+        self.game, self.n, self.critic = args.game, args.players, args.critic
+        self.reward_scale = reward_scale
+        self.win_bonus = getattr(args, "win_bonus", 0.0) * reward_scale
+        self.num_tables = args.num_envs * max(1, args.workers)
+        self.rollout_steps = args.rollout_steps
+        self.rules = parse_rules(getattr(args, "rules", ""))  # the warm-start variant's --rules
+        engine = envs.make_raw(self.game, num_players=self.n, **self.rules).game
+        self.obs_size, self.num_actions = engine.obs_size, engine.num_actions
+        self.critic_size = critic_size(engine, self.critic)
+        self.net = ActorCritic(self.obs_size, self.num_actions, self.critic_size, args.hidden)
+
+    @torch.no_grad()
+    def decide(self, obs: np.ndarray, mask: np.ndarray, crit: np.ndarray, gen: torch.Generator):
+        """The learner's moves for a batch of decisions: actions, log-probabilities, values."""
+        a, logp, _, v = self.net.get_action_and_value(
+            torch.from_numpy(obs), torch.from_numpy(mask), torch.from_numpy(crit), generator=gen
+        )
+        return a.numpy(), logp.numpy(), v.numpy()
+
+    def collect(self, policy: dict, pool: list, seed, num_steps: int | None = None, teacher: bool = False) -> dict:
+        if teacher:
+            raise ValueError("the batched rollout has no teacher mode (imitation runs on train.rollout)")
+        num_steps = num_steps or self.rollout_steps
+        rng = np.random.default_rng([*seed, 0])
+        gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
+        self.net.load_state_dict({k: torch.as_tensor(v) for k, v in policy.items()})
+        N, n = self.num_tables, self.n
+        self.table_seed = int(rng.integers(SEED_RANGE))  # table t's k-th game: the AEC seed table_seed + t + k * N
+        venv = envs.vector_env(self.game, N, n, seed=self.table_seed, **self.rules)
+        glob = self.critic == "global"
+        buf = _Grow({
+            "obs": ((self.obs_size,), np.float32), "masks": ((self.num_actions,), bool),
+            "critic_in": ((self.critic_size if glob else 0,), np.float32), "actions": ((), np.int64),
+            "logprobs": ((), np.float32), "values": ((), np.float32), "rewards": ((), np.float32),
+            "dones": ((), bool), "next_index": ((), np.int64),
+        })
+        c = buf.cols
+        open_ = np.full((N, n), -1, np.int64)  # each seat's latest transition at each table
+        returns = np.zeros((N, n), np.float64)
+        live = np.ones(N, bool)  # tables still recording games
+        table_steps = np.zeros(N, np.int64)
+        game_len = np.zeros(N, np.int64)
+        share = num_steps / N
+        lengths_sum, lengths_count, steps = 0, 0, 0
+        episodes: list[dict] = []
+        obs, mask, seat = venv.reset()
+        while live.any():
+            rows = np.flatnonzero(live)
+            mask_b = mask.view(bool) if mask.dtype == np.int8 else mask.astype(bool)
+            o, m, s = obs[rows], mask_b[rows], seat[rows]
+            if glob:
+                onehot = np.zeros((rows.size, n), np.float32)
+                onehot[np.arange(rows.size), s] = 1.0
+                crit = np.concatenate([o, venv.state()[rows], onehot], axis=1)
+            else:
+                crit = o
+            a, logp, v = self.decide(o, m, crit, gen)
+            k = buf.reserve(rows.size)
+            c = buf.cols
+            c["obs"][k], c["masks"][k], c["actions"][k], c["logprobs"][k], c["values"][k] = o, m, a, logp, v
+            if glob:
+                c["critic_in"][k] = crit
+            prev = open_[rows, s]
+            has = prev >= 0
+            c["next_index"][prev[has]] = k[has]
+            open_[rows, s] = k
+            actions = mask_b.argmax(1)  # tables past their share: first legal move, unrecorded
+            actions[rows] = a
+            obs, mask, seat, rewards, done = venv.step(actions)
+            steps += rows.size
+            game_len[rows] += 1
+            # Every seat's reward goes to its latest transition, whoever acted.
+            r = rewards[rows]
+            returns[rows] += r
+            o_all = open_[rows]
+            hit = (o_all >= 0) & (r != 0)
+            c["rewards"][o_all[hit]] += r[hit] * np.float32(self.reward_scale)
+            ended = rows[done[rows]]
+            if ended.size:
+                ranks = venv.final_ranks[ended]
+                if self.win_bonus:
+                    firsts = (ranks == 1).sum(1, keepdims=True)
+                    bonus = np.where(ranks == 1, self.win_bonus / np.maximum(firsts, 1), 0.0)
+                    o_end = open_[ended]
+                    sel = (o_end >= 0) & (bonus != 0)
+                    c["rewards"][o_end[sel]] += bonus[sel].astype(np.float32)
+                o_end = open_[ended]
+                c["dones"][o_end[o_end >= 0]] = True
+                open_[ended] = -1
+                for t, rk in zip(ended.tolist(), ranks.tolist()):
+                    episodes.extend({"return": float(returns[t, p]), "rank": int(rk[p])} for p in range(n))
+                returns[ended] = 0.0
+                table_steps[ended] += game_len[ended]
+                lengths_sum += int(game_len[ended].sum())
+                lengths_count += ended.size
+                game_len[ended] = 0
+                # As in train/rollout.py: another game only if about half a game still fits in the share.
+                live[ended] = table_steps[ended] + 0.5 * lengths_sum / lengths_count <= share
+        out = buf.arrays()
+        if not glob:  # as train/rollout.py: the plain critic reads the observation, nothing is stored
+            out["critic_in"] = np.zeros((0, 0), np.float32)
+        out["episodes"] = {"self": episodes} if episodes else {}
+        out["env_steps"] = steps
+        out["mean_return"] = float("nan")  # no opponents: self-play returns sum to zero
+        return out
+
+    def close(self) -> None:
+        pass
