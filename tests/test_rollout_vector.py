@@ -18,7 +18,7 @@ from train.rollout_vector import VectorRollout, uses_vector_env  # noqa: E402
 SCALE = 0.01
 
 
-def self_play(game="neu", players=4, num_envs=6, critic="plain", **kw):
+def self_play(game="neu", players=4, num_envs=3, critic="plain", **kw):
     return Args(game=game, players=players, num_envs=num_envs, workers=0, hidden=16, critic=critic, self_play=1.0,
                 vs_heuristic=0.0, vs_random=0.0, **kw)
 
@@ -96,7 +96,7 @@ def chains(batch) -> list[list[int]]:
 
 
 def test_every_seat_stream_gets_its_rewards_and_ends_with_its_game():
-    args = self_play("neu", 4, num_envs=8, rollout_steps=2000)
+    args = self_play("neu", 4, num_envs=6, rollout_steps=1200)
     rollout = VectorRollout(args, SCALE)
     batch = rollout.collect(policy(rollout), [], seed=(2, 3))
     streams = chains(batch)
@@ -121,13 +121,13 @@ def test_every_seat_stream_gets_its_rewards_and_ends_with_its_game():
 
 
 def test_same_seed_same_batch_and_the_size_follows_the_budget():
-    args = self_play("deadfall", 3, num_envs=5, rollout_steps=1500)
+    args = self_play("deadfall", 3, num_envs=5, rollout_steps=600)
     rollout = VectorRollout(args, SCALE)
     pol = policy(rollout)
     a, b, c = (rollout.collect(pol, [], seed=s) for s in ((1, 1), (1, 1), (1, 2)))
     assert all(np.array_equal(a[k], b[k]) for k in a if isinstance(a[k], np.ndarray))
     assert not np.array_equal(a["actions"][:50], c["actions"][:50])
-    assert 0.8 * 1500 < a["env_steps"] < 1.5 * 1500
+    assert 0.8 * 600 < a["env_steps"] < 1.5 * 600
 
 
 def test_ppo_plays_pure_self_play_on_the_batched_engine(tmp_path, monkeypatch):

@@ -107,6 +107,15 @@ class VectorRollout:
         if teacher:
             raise ValueError("the batched rollout has no teacher mode (imitation runs on train.rollout)")
         num_steps = num_steps or self.rollout_steps
+        threads = torch.get_num_threads()
+        # Forward passes over a few hundred rows: one thread is fastest, more only wait on each other.
+        torch.set_num_threads(1)
+        try:
+            return self._collect(policy, num_steps, seed)
+        finally:
+            torch.set_num_threads(threads)
+
+    def _collect(self, policy: dict, num_steps: int, seed) -> dict:
         rng = np.random.default_rng([*seed, 0])
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
         self.net.load_state_dict({k: torch.as_tensor(v) for k, v in policy.items()})
