@@ -96,7 +96,7 @@ def chains(batch) -> list[list[int]]:
 
 
 def test_every_seat_stream_gets_its_rewards_and_ends_with_its_game():
-    args = self_play("neu", 4, num_envs=6, rollout_steps=1200)
+    args = self_play("neu", 4, num_envs=8, rollout_steps=2000)
     rollout = VectorRollout(args, SCALE)
     batch = rollout.collect(policy(rollout), [], seed=(2, 3))
     streams = chains(batch)
@@ -106,6 +106,8 @@ def test_every_seat_stream_gets_its_rewards_and_ends_with_its_game():
     assert len(streams) == len(episodes) == batch["dones"].sum()
     # A stream collects every reward of its seat, also those that arrive on other seats' turns:
     # its rewards add up to the seat's return (Neu's chips move on the turn of the seat that pays).
+    # A reward before a seat's first decision has no transition to go to (as in train/rollout.py);
+    # in these seeded games none comes that early, which is why every sum matches here.
     stream_returns = sorted(round(float(batch["rewards"][c].sum()) / SCALE, 3) for c in streams)
     assert stream_returns == sorted(round(e["return"], 3) for e in episodes)
     assert any(e["return"] != 0 for e in episodes)
