@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 import torch.nn as nn
+from numba import njit
 
 import envs
 from agents.checkpoint import MAX_HIDDEN, make_checkpoint, save_checkpoint
@@ -212,16 +213,23 @@ def gae(rewards, values, dones, next_index, gamma: float, lam: float):
     and `dones[i]` marks the last decision of a seat (eliminated or game over).
     Rollouts are whole games, so nothing is cut off and nothing is bootstrapped.
     """
+    values = np.asarray(values, np.float32)
+    advantages = _gae(np.asarray(rewards, np.float32), values, np.asarray(dones, bool),
+                      np.asarray(next_index, np.int64), np.float32(gamma), np.float32(gamma * lam))
+    return advantages, advantages + values
+
+
+@njit(cache=True)  # compiled: a Python loop over a rollout's transitions costs more than a PPO epoch
+def _gae(rewards, values, dones, next_index, gamma, gamma_lam):
     advantages = np.zeros_like(values)
     for i in range(len(values) - 1, -1, -1):
-        if dones[i]:
-            next_value, next_adv = 0.0, 0.0
-        else:
+        next_value, next_adv = np.float32(0.0), np.float32(0.0)
+        if not dones[i]:
             j = next_index[i]
             next_value, next_adv = values[j], advantages[j]
         delta = rewards[i] + gamma * next_value - values[i]
-        advantages[i] = delta + gamma * lam * next_adv
-    return advantages, advantages + values
+        advantages[i] = delta + gamma_lam * next_adv
+    return advantages
 
 
 # ---------------------------------------------------------------- checkpoints and the run folder
