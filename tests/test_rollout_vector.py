@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -132,8 +133,10 @@ def test_same_seed_same_batch_and_the_size_follows_the_budget():
     assert 0.8 * 600 < a["env_steps"] < 1.5 * 600
 
 
-def test_ppo_plays_pure_self_play_on_the_batched_engine(tmp_path, monkeypatch):
+@pytest.mark.parametrize("share", [1.0, 0.5])
+def test_ppo_plays_self_play_and_snapshot_tables_on_the_batched_engine(tmp_path, monkeypatch, share):
     args = self_play("neu", 3, num_envs=4, steps=600, rollout_steps=300, seed=3, out=str(tmp_path / "run"))
+    args = dataclasses.replace(args, self_play=share)
     assert uses_vector_env(args)
     collected = []
     original = VectorRollout.collect
@@ -144,13 +147,83 @@ def test_ppo_plays_pure_self_play_on_the_batched_engine(tmp_path, monkeypatch):
     assert all(torch.equal(v, again.state_dict()[k]) for k, v in net.state_dict().items())
 
 
-def test_only_pure_self_play_with_the_plain_observation_takes_the_batched_engine():
-    assert not uses_vector_env(parse_args([]))  # the default mix has opponents
-    assert not uses_vector_env(parse_args(["--self-play", "0.9", "--vs-heuristic", "0", "--vs-random", "0"]))
+def test_tables_without_scripted_opponents_take_the_batched_engine():
+    assert not uses_vector_env(parse_args([]))  # the default mix has the heuristic and random
     assert uses_vector_env(parse_args(["--self-play", "1", "--vs-heuristic", "0", "--vs-random", "0"]))
+    assert uses_vector_env(parse_args(["--self-play", "0.4", "--vs-heuristic", "0", "--vs-random", "0"]))
+    assert uses_vector_env(parse_args(["--self-play", "0", "--vs-heuristic", "0", "--vs-random", "0"]))
+    assert not uses_vector_env(parse_args(["--self-play", "0.9", "--vs-heuristic", "0", "--vs-random", "0.1"]))
     from train import ppo_warmstart
 
     hinted = ppo_warmstart.parse_args(["--self-play", "1", "--vs-heuristic", "0", "--vs-random", "0", "--hint"])
     assert not uses_vector_env(hinted)
-    with pytest.raises(ValueError, match="pure self-play"):
+    with pytest.raises(ValueError, match="snapshot tables"):
         VectorRollout(hinted, SCALE)
+
+
+@torch.no_grad()
+def greedy_snapshot(net, obs, masks, gen):
+    return net.masked_logits(torch.from_numpy(obs), torch.from_numpy(masks)).argmax(-1)
+
+
+@pytest.mark.parametrize("game,players", [("neu", 4), ("deadfall", 3), ("not_for_me", 4)])
+def test_snapshot_tables_record_only_the_learners_seat(game, players, monkeypatch):
+    import train.rollout_vector as rv
+
+    monkeypatch.setattr(rv, "snapshot_moves", greedy_snapshot)  # the same moves whichever collector asks
+    args = dataclasses.replace(self_play(game, players, num_envs=12), self_play=0.0)
+    rollout = Greedy(args, SCALE)
+    pool = [policy(rollout, seed=1), policy(rollout, seed=2)]
+    batch = rollout.collect(policy(rollout), pool, seed=(4, 2), num_steps=args.num_envs)
+    assert [t for t, _, _ in rollout.seating] == list(range(args.num_envs))  # one recorded game per table
+    assert {k for _, _, k in rollout.seating} == {0, 1} and all(s >= 0 for _, s, _ in rollout.seating)
+
+    # The same games through train/rollout.py's Table: the learner in its seat, the snapshot in the others.
+    snapshots = [rollout.make_net() for _ in pool]
+    for net, weights in zip(snapshots, pool):
+        net.load_state_dict(weights)
+    buf = Buffer()
+    tables = []
+    for t, learner, k in rollout.seating:
+        table = Table(envs.make_raw(game, num_players=players))
+        controllers = [("snapshot", k)] * players
+        controllers[learner] = "learner"
+        table.start(rollout.table_seed + t, controllers, f"snapshot_{k}", {})
+        tables.append(table)
+    live = tables
+    while live:
+        live = [t for t in live if t.advance(buf)]
+        for t in live:
+            agent = t.env.agent_selection
+            seat = t.env.possible_agents.index(agent)
+            view = t.env.observe(agent)
+            obs, mask = view["observation"].astype(np.float32)[None], view["action_mask"].astype(bool)[None]
+            if t.controllers[seat] == "learner":
+                a, logp, v = rollout.decide(obs, mask, obs, None)
+                t.decided(seat, buf.add(obs[0], mask[0], None, int(a[0]), float(logp[0]), float(v[0])), buf)
+            else:
+                a = greedy_snapshot(snapshots[t.controllers[seat][1]], obs, mask, None)
+            t.env.step(int(a[0]))
+            t.add_rewards(buf, SCALE)
+    ref = buf.arrays(rollout.obs_size, rollout.num_actions, rollout.critic_size)
+    for key in ("obs", "masks", "actions", "dones", "next_index"):
+        assert np.array_equal(batch[key], ref[key]), key
+    np.testing.assert_allclose(batch["rewards"], ref["rewards"], rtol=1e-5, atol=1e-6)
+    # One episode per game, the learner's seat only, logged under the snapshot it played.
+    labels = {label: len(eps) for label, eps in batch["episodes"].items()}
+    assert labels == dict(Counter(f"snapshot_{k}" for _, _, k in rollout.seating))
+    assert batch["env_steps"] > len(batch["actions"])  # the snapshots' moves are played, not recorded
+    assert batch["mean_return"] == pytest.approx(np.mean([e["return"] for eps in batch["episodes"].values() for e in eps]))
+
+
+def test_self_play_and_snapshot_tables_mix_in_one_rollout():
+    args = dataclasses.replace(self_play("neu", 4, num_envs=16, rollout_steps=4000), self_play=0.5)
+    rollout = VectorRollout(args, SCALE)
+    batch = rollout.collect(policy(rollout), [policy(rollout, 1)], seed=(3, 3))
+    kinds = {s < 0 for _, s, _ in rollout.seating}
+    assert kinds == {True, False}  # both kinds of table were drawn
+    games = len(rollout.seating)
+    self_games = sum(s < 0 for _, s, _ in rollout.seating)
+    assert len(batch["episodes"]["self"]) == 4 * self_games
+    assert len(batch["episodes"]["snapshot_0"]) == games - self_games
+    assert len(chains(batch)) == 4 * self_games + (games - self_games)  # a stream per learner seat per game

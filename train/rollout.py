@@ -188,6 +188,36 @@ class Table:
         return [int(r) for r in ranks]
 
 
+def draw_controllers(rng: np.random.Generator, args: dict, n: int, pool_len: int, has_heuristic: bool):
+    """Draw who sits at a table: self-play, or one learner seat vs one kind of opponent.
+
+    Returns the n seats' controllers ("learner", "heuristic", "random" or
+    ("snapshot", k)) and the label the table's games are logged under.
+    """
+    u = rng.random()
+    if u < args["self_play"]:
+        return ["learner"] * n, "self"
+    u -= args["self_play"]
+    if u < args["vs_heuristic"] and has_heuristic:
+        opponent, label = "heuristic", "heuristic"
+    elif u < args["vs_heuristic"] + args["vs_random"] and (u >= args["vs_heuristic"] or not has_heuristic):
+        opponent, label = "random", "random"
+    else:
+        # half the snapshot games against the latest, which the learner must beat to join the pool
+        k = pool_len - 1 if rng.random() < 0.5 else int(rng.integers(pool_len))
+        opponent, label = ("snapshot", k), f"snapshot_{k}"
+    controllers = [opponent] * n
+    controllers[int(rng.integers(n))] = "learner"
+    return controllers, label
+
+
+@torch.no_grad()
+def snapshot_moves(net: ActorCritic, obs: np.ndarray, masks: np.ndarray, gen: torch.Generator) -> torch.Tensor:
+    """A frozen snapshot's moves: sampled from its masked policy (its value is never needed)."""
+    probs = torch.softmax(net.masked_logits(torch.from_numpy(obs), torch.from_numpy(masks)), -1)
+    return sample(probs, gen)
+
+
 class RolloutWorker:
     """Plays tables side by side and returns the learner's transitions (one process, or in-process)."""
 
@@ -217,23 +247,7 @@ class RolloutWorker:
             return None  # no heuristic for this game yet
 
     def _controllers(self, rng: np.random.Generator, pool_len: int):
-        """Draw who sits at a table: self-play, or one learner seat vs one kind of opponent."""
-        a = self.args
-        u = rng.random()
-        if u < a["self_play"]:
-            return ["learner"] * self.n, "self"
-        u -= a["self_play"]
-        if u < a["vs_heuristic"] and self.has_heuristic:
-            opponent, label = "heuristic", "heuristic"
-        elif u < a["vs_heuristic"] + a["vs_random"] and (u >= a["vs_heuristic"] or not self.has_heuristic):
-            opponent, label = "random", "random"
-        else:
-            # half the snapshot games against the latest, which the learner must beat to join the pool
-            k = pool_len - 1 if rng.random() < 0.5 else int(rng.integers(pool_len))
-            opponent, label = ("snapshot", k), f"snapshot_{k}"
-        controllers = [opponent] * self.n
-        controllers[int(rng.integers(self.n))] = "learner"
-        return controllers, label
+        return draw_controllers(rng, self.args, self.n, pool_len, self.has_heuristic)
 
     def collect(self, policy: dict, pool: list, seed, num_steps: int, teacher: bool = False) -> dict:
         """Play about num_steps env steps of whole games. teacher=True: the heuristic plays every
@@ -334,10 +348,9 @@ class RolloutWorker:
                     t.decided(seat, k, buf)
                     actions[i] = a
             elif isinstance(key, int):  # a frozen snapshot
-                obs = torch.from_numpy(np.stack([views[i][3] for i in idx]))
-                masks = torch.from_numpy(np.stack([views[i][2]["action_mask"] for i in idx]).astype(bool))
-                probs = torch.softmax(self.snapshots[key].masked_logits(obs, masks), -1)
-                for i, a in zip(idx, sample(probs, gen).tolist()):
+                obs = np.stack([views[i][3] for i in idx])
+                masks = np.stack([views[i][2]["action_mask"] for i in idx]).astype(bool)
+                for i, a in zip(idx, snapshot_moves(self.snapshots[key], obs, masks, gen).tolist()):
                     actions[i] = a
             else:  # heuristic or random: the Agent interface, one call per seat
                 for i in idx:

@@ -1,14 +1,18 @@
-"""Self-play rollouts on the batched engine (`envs.vector_env`): one forward pass per step for every table.
+"""Rollouts against learned opponents on the batched engine (`envs.vector_env`), all tables in one step.
 
-`train/ppo.py` plays here instead of `train/rollout.py` when every table is
-self-play (`--self-play 1`) and the policy reads the plain observation (no
-hand-made features, no hint, no imitation warm start): then the learner holds
-every seat, so all `N` tables' waiting decisions go through the network in one
-batch, and the compiled engine moves all `N` tables at once, in this process.
+`train/ppo.py` plays here instead of `train/rollout.py` when no table has a
+scripted opponent (`--vs-heuristic 0 --vs-random 0`) and the policy reads the
+plain observation (no hand-made features, no hint, no imitation warm start).
+Each game is then self-play (the learner holds every seat) or one learner seat
+against past snapshots of the network, drawn as `train/rollout.py` draws them
+(`draw_controllers`). Every step, the waiting decisions of all `N` tables go
+through the learner's network in one forward pass (and the snapshots' through
+theirs, one pass per snapshot), and the compiled engine moves all `N` tables
+at once, in this process.
 
 The batch it returns is the one `train/rollout.py` returns, built the same way:
 
-* each seat of each table has its own stream of transitions (`next_index`);
+* each learner seat of each table has its own stream of transitions (`next_index`);
 * every reward of a step is added to each seat's *latest* transition, whoever
   acted (a reward that arrives on another seat's turn is that seat's too);
 * when a table's game ends, every seat's stream there ends (`done`);
@@ -30,16 +34,18 @@ import torch
 import envs
 from agents.network import ActorCritic, critic_size
 from train.cli import parse_rules
+from train.rollout import draw_controllers, snapshot_moves
 
 SEED_RANGE = 2**40  # rollout seeds; table seeds add at most N * games to it
 
 
 def uses_vector_env(args) -> bool:
-    """Whether `train.ppo` collects on the batched engine: pure self-play with the plain observation."""
+    """Whether `train.ppo` collects on the batched engine: no scripted opponent, the plain observation."""
     from envs.vector import KERNELS  # numba loads here, only when asked
 
     return (
-        args.self_play >= 1.0
+        args.vs_heuristic == 0
+        and args.vs_random == 0
         and args.game in KERNELS
         and not getattr(args, "features", False)
         and not getattr(args, "hint", False)
@@ -75,7 +81,7 @@ class _Grow:
 
 
 class VectorRollout:
-    """Same interface as `train.rollout.RolloutWorkers`, for pure self-play on `envs.vector_env`.
+    """Same interface as `train.rollout.RolloutWorkers`, for self-play and snapshot tables on `envs.vector_env`.
 
     It plays `num_envs * max(1, workers)` tables in this process (the update
     that follows uses the same cores); torch's threads do the forward passes.
@@ -83,7 +89,8 @@ class VectorRollout:
 
     def __init__(self, args, reward_scale: float) -> None:
         if not uses_vector_env(args):
-            raise ValueError("the batched rollout plays pure self-play (--self-play 1) with the plain observation only")
+            raise ValueError("the batched rollout plays self-play and snapshot tables (--vs-heuristic 0 --vs-random 0) "
+                             "with the plain observation only")
         self.game, self.n, self.critic = args.game, args.players, args.critic
         self.reward_scale = reward_scale
         self.win_bonus = getattr(args, "win_bonus", 0.0) * reward_scale
@@ -93,7 +100,10 @@ class VectorRollout:
         engine = envs.make_raw(self.game, num_players=self.n, **self.rules).game
         self.obs_size, self.num_actions = engine.obs_size, engine.num_actions
         self.critic_size = critic_size(engine, self.critic)
-        self.net = ActorCritic(self.obs_size, self.num_actions, self.critic_size, args.hidden)
+        self.make_net = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, args.hidden)
+        self.net = self.make_net()
+        self.snapshots: list[ActorCritic] = []
+        self.shares = {"self_play": args.self_play, "vs_heuristic": 0.0, "vs_random": 0.0}
 
     @torch.no_grad()
     def decide(self, obs: np.ndarray, mask: np.ndarray, crit: np.ndarray, gen: torch.Generator):
@@ -111,14 +121,18 @@ class VectorRollout:
         # Forward passes over a few hundred rows: one thread is fastest, more only wait on each other.
         torch.set_num_threads(1)
         try:
-            return self._collect(policy, num_steps, seed)
+            return self._collect(policy, pool, num_steps, seed)
         finally:
             torch.set_num_threads(threads)
 
-    def _collect(self, policy: dict, num_steps: int, seed) -> dict:
+    def _collect(self, policy: dict, pool: list, num_steps: int, seed) -> dict:
         rng = np.random.default_rng([*seed, 0])
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
         self.net.load_state_dict({k: torch.as_tensor(v) for k, v in policy.items()})
+        while len(self.snapshots) < len(pool):
+            self.snapshots.append(self.make_net())
+        for net, weights in zip(self.snapshots, pool):
+            net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
         N, n = self.num_tables, self.n
         self.table_seed = int(rng.integers(SEED_RANGE))  # table t's k-th game: the AEC seed table_seed + t + k * N
         venv = envs.vector_env(self.game, N, n, seed=self.table_seed, **self.rules)
@@ -130,18 +144,41 @@ class VectorRollout:
             "dones": ((), bool), "next_index": ((), np.int64),
         })
         c = buf.cols
-        open_ = np.full((N, n), -1, np.int64)  # each seat's latest transition at each table
+        # Who sits at each table in its current game: the learner's seat (-1: every seat, self-play)
+        # and the snapshot in the other seats.
+        learner_seat = np.full(N, -1, np.int64)
+        snapshot = np.full(N, -1, np.int64)
+        labels = [""] * N
+        self.seating = []  # (table, learner seat, snapshot) of each game, in the order they start
+
+        def seat_players(t: int) -> None:
+            controllers, labels[t] = draw_controllers(rng, self.shares, n, len(pool), False)
+            learner_seat[t] = -1 if labels[t] == "self" else controllers.index("learner")
+            # Every other seat holds the same snapshot ("snapshot", k).
+            snapshot[t] = -1 if labels[t] == "self" else controllers[(learner_seat[t] + 1) % n][1]
+            self.seating.append((t, int(learner_seat[t]), int(snapshot[t])))
+
+        for t in range(N):
+            seat_players(t)
+        open_ = np.full((N, n), -1, np.int64)  # each learner seat's latest transition at each table
         returns = np.zeros((N, n), np.float64)
         live = np.ones(N, bool)  # tables still recording games
         table_steps = np.zeros(N, np.int64)
         game_len = np.zeros(N, np.int64)
         share = num_steps / N
         lengths_sum, lengths_count, steps = 0, 0, 0
-        episodes: list[dict] = []
+        episodes: dict[str, list] = {}
         obs, mask, seat = venv.reset()
         while live.any():
-            rows = np.flatnonzero(live)
             mask_b = mask.view(bool) if mask.dtype == np.int8 else mask.astype(bool)
+            actions = mask_b.argmax(1)  # tables past their share: first legal move, unrecorded
+            live_rows = np.flatnonzero(live)
+            ls = learner_seat[live_rows]
+            mine = (ls < 0) | (ls == seat[live_rows])
+            for k in np.unique(snapshot[live_rows[~mine]]).tolist():  # the snapshots' seats
+                rows = live_rows[~mine][snapshot[live_rows[~mine]] == k]
+                actions[rows] = snapshot_moves(self.snapshots[k], obs[rows], mask_b[rows], gen).numpy()
+            rows = live_rows[mine]  # the learner's decisions: transitions
             o, m, s = obs[rows], mask_b[rows], seat[rows]
             if glob:
                 onehot = np.zeros((rows.size, n), np.float32)
@@ -159,31 +196,31 @@ class VectorRollout:
             has = prev >= 0
             c["next_index"][prev[has]] = k[has]
             open_[rows, s] = k
-            actions = mask_b.argmax(1)  # tables past their share: first legal move, unrecorded
             actions[rows] = a
             obs, mask, seat, rewards, done = venv.step(actions)
-            steps += rows.size
-            game_len[rows] += 1
-            # Every seat's reward goes to its latest transition, whoever acted.
-            r = rewards[rows]
-            returns[rows] += r
-            o_all = open_[rows]
+            steps += live_rows.size
+            game_len[live_rows] += 1
+            # Every learner seat's reward goes to its latest transition, whoever acted.
+            r = rewards[live_rows]
+            returns[live_rows] += r
+            o_all = open_[live_rows]
             hit = (o_all >= 0) & (r != 0)
             c["rewards"][o_all[hit]] += r[hit] * np.float32(self.reward_scale)
-            ended = rows[done[rows]]
+            ended = live_rows[done[live_rows]]
             if ended.size:
                 ranks = venv.final_ranks[ended]
+                o_end = open_[ended]
                 if self.win_bonus:
                     firsts = (ranks == 1).sum(1, keepdims=True)
                     bonus = np.where(ranks == 1, self.win_bonus / np.maximum(firsts, 1), 0.0)
-                    o_end = open_[ended]
                     sel = (o_end >= 0) & (bonus != 0)
                     c["rewards"][o_end[sel]] += bonus[sel].astype(np.float32)
-                o_end = open_[ended]
                 c["dones"][o_end[o_end >= 0]] = True
                 open_[ended] = -1
                 for t, rk in zip(ended.tolist(), ranks.tolist()):
-                    episodes.extend({"return": float(returns[t, p]), "rank": int(rk[p])} for p in range(n))
+                    mine_seats = range(n) if learner_seat[t] < 0 else [int(learner_seat[t])]
+                    episodes.setdefault(labels[t], []).extend(
+                        {"return": float(returns[t, p]), "rank": int(rk[p])} for p in mine_seats)
                 returns[ended] = 0.0
                 table_steps[ended] += game_len[ended]
                 lengths_sum += int(game_len[ended].sum())
@@ -191,12 +228,15 @@ class VectorRollout:
                 game_len[ended] = 0
                 # As in train/rollout.py: another game only if about half a game still fits in the share.
                 live[ended] = table_steps[ended] + 0.5 * lengths_sum / lengths_count <= share
+                for t in ended[live[ended]].tolist():
+                    seat_players(t)
         out = buf.arrays()
         if not glob:  # as train/rollout.py: the plain critic reads the observation, nothing is stored
             out["critic_in"] = np.zeros((0, 0), np.float32)
-        out["episodes"] = {"self": episodes} if episodes else {}
+        out["episodes"] = episodes
         out["env_steps"] = steps
-        out["mean_return"] = float("nan")  # no opponents: self-play returns sum to zero
+        against = [e["return"] for label, eps in episodes.items() if label != "self" for e in eps]
+        out["mean_return"] = float(np.mean(against)) if against else float("nan")  # self-play returns sum to zero
         return out
 
     def close(self) -> None:
