@@ -674,3 +674,15 @@ def test_agents_never_import_train():
         for node in ast.walk(ast.parse(source.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             assert not any(n == "train" or n.startswith("train.") for n in names), source
+
+
+def test_training_waits_passively_unless_told_otherwise():
+    """torch's spinning OpenMP threads slow a 2-core update many times when another process is busy."""
+    import subprocess
+    import sys
+
+    code = "import train, os; print(os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    run = lambda e: subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True, check=True).stdout.strip()
+    assert run(env) == "PASSIVE"
+    assert run({**env, "OMP_WAIT_POLICY": "ACTIVE"}) == "ACTIVE"
