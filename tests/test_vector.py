@@ -17,6 +17,7 @@ pytest.importorskip("numba")
 
 import envs  # noqa: E402
 from envs.vector import KERNELS  # noqa: E402
+from tests.conftest import scaled  # noqa: E402
 
 BATCHED = [g for g in envs.GAMES if g in KERNELS]
 
@@ -80,11 +81,14 @@ class Pair:
             for k in range(n):
                 same(f"observation of seat {k}", venv.observe(k), want_others[k])
 
-    def play(self, steps, rnd, every_seat=True):
+    def play(self, steps, rnd, every_seat=True, min_games=0, max_steps=None):
+        """At least `steps` steps, and on until `min_games` games have finished (or `max_steps`)."""
         venv = self.venv
         obs, mask, seat = venv.reset()
         self.check_views(obs, mask, seat, every_seat)
-        for _ in range(steps):
+        for step in range(max_steps or steps):
+            if step >= steps and self.finished >= min_games:
+                break
             actions = np.array([rnd.choice(np.flatnonzero(m)) for m in mask], dtype=np.int64)
             obs, mask, seat, rewards, done = venv.step(actions)
             want_rewards = np.empty_like(rewards)
@@ -116,18 +120,17 @@ CASES = [(g, n, {}) for g in BATCHED for n in player_counts(g)] + [
 ]
 
 
-# (tables, steps) per case: a Ma's Jong game takes about a thousand steps.
-SIZE = {"not_your_mas_jong": (4, 1200)}
+# Each case plays at least 250 steps at 8 tables, and on until 25 games have finished (x40 under the
+# `large` hypothesis profile: thousands of games per case); the whole grid compares about 3,000 games.
+MIN_GAMES = scaled(25)
 
 
 @pytest.mark.parametrize("game, num_players, options", CASES, ids=lambda x: str(x).replace(" ", ""))
 def test_agrees_with_the_reference_engine(game, num_players, options):
     rnd = np.random.default_rng(num_players)
-    tables, steps = SIZE.get(game, (8, 250))
-    pair = Pair(game, num_envs=tables, num_players=num_players, seed=1000 * num_players, **options)
-    finished = pair.play(steps=steps, rnd=rnd, every_seat=num_players <= 4)
-    if num_players == 3:
-        assert finished >= 2  # whole games were compared, and the tables that restarted
+    pair = Pair(game, num_envs=8, num_players=num_players, seed=1000 * num_players, **options)
+    finished = pair.play(steps=250, rnd=rnd, every_seat=num_players <= 4, min_games=MIN_GAMES, max_steps=scaled(20_000))
+    assert finished >= MIN_GAMES  # whole games were compared, and the tables that restarted
 
 
 def test_same_seed_same_arrays():
