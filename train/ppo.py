@@ -6,7 +6,7 @@ The shape follows CleanRL's ppo.py: a dataclass of arguments, then the loop:
 collect a rollout, compute advantages (GAE), update with the clipped PPO
 objective, log, checkpoint. The network (`agents/network.py`) and the
 checkpoint format (`agents/checkpoint.py`) live with the agent that plays it;
-batched rollouts live in `train/rollout.py` (and, for pure self-play, on the
+batched rollouts live in `train/rollout.py` (and, without scripted opponents, on the
 batched engine in `train/rollout_vector.py`); the warm start (imitating the
 heuristic, hand-made features, the heuristic's hint, a win bonus) is the
 variant `train/ppo_warmstart.py`, which reuses this loop; exporting a policy
@@ -82,7 +82,7 @@ class Args:
     num_envs: int = field(default=64, metadata={"help": "tables played side by side in each worker"})
     rollout_steps: int = field(default=32_768, metadata={"help": f"env agent-steps per update, all workers together (at most {MAX_ROLLOUT:,})"})
     # opponents: each table is self-play (learner in every seat) or one learner seat vs one kind of opponent
-    self_play: float = field(default=0.3, metadata={"help": "share of tables where the learner holds every seat (1: all of them, played on the batched engine envs.vector_env, train/rollout_vector.py)"})
+    self_play: float = field(default=0.3, metadata={"help": "share of tables where the learner holds every seat (with --vs-heuristic 0 --vs-random 0 all tables, self-play and snapshots, play on the batched engine envs.vector_env)"})
     vs_heuristic: float = field(default=0.3, metadata={"help": "share of tables vs the game's heuristic"})
     vs_random: float = field(default=0.1, metadata={"help": "share of tables vs random; the rest is vs past snapshots"})
     # PPO
@@ -311,7 +311,7 @@ def train(args, run, warm_start, module: str, penalty=None) -> ActorCritic:
         from train.ray_rollout import RayRolloutWorkers
 
         workers = RayRolloutWorkers(args, reward_scale=scales["reward_scale"], address=args.ray_address)
-    elif uses_vector_env(args):  # pure self-play needs no scripted opponents: every table on the batched engine
+    elif uses_vector_env(args):  # no scripted opponents: every table, self-play or snapshot, on the batched engine
         workers = VectorRollout(args, reward_scale=scales["reward_scale"])
     else:
         workers = RolloutWorkers(args, reward_scale=scales["reward_scale"])
