@@ -362,8 +362,9 @@ def train(args, run, warm_start, module: str, penalty=None) -> ActorCritic:
                 order = torch.randperm(batch_size, generator=shuffle)
                 for start in range(0, batch_size, minibatch_size):
                     mb = order[start : start + minibatch_size]
+                    mb_obs = b_obs[mb]
                     _, newlogprob, entropy, newvalue = agent.get_action_and_value(
-                        b_obs[mb], b_masks[mb], b_critic[mb], b_actions[mb]
+                        mb_obs, b_masks[mb], mb_obs if b_critic is b_obs else b_critic[mb], b_actions[mb]
                     )
                     logratio = newlogprob - b_logprobs[mb]
                     ratio = logratio.exp()
@@ -377,7 +378,7 @@ def train(args, run, warm_start, module: str, penalty=None) -> ActorCritic:
                     entropy_loss = entropy.mean()
                     loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
                     if penalty is not None:
-                        loss = loss + penalty(agent, b_obs[mb], b_masks[mb], update, num_updates, pool)
+                        loss = loss + penalty(agent, mb_obs, b_masks[mb], update, num_updates, pool)
                     optimizer.zero_grad()
                     loss.backward()
                     nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)

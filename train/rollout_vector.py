@@ -175,9 +175,11 @@ class VectorRollout:
             live_rows = np.flatnonzero(live)
             ls = learner_seat[live_rows]
             mine = (ls < 0) | (ls == seat[live_rows])
-            for k in np.unique(snapshot[live_rows[~mine]]).tolist():  # the snapshots' seats
-                rows = live_rows[~mine][snapshot[live_rows[~mine]] == k]
-                actions[rows] = snapshot_moves(self.snapshots[k], obs[rows], mask_b[rows], gen).numpy()
+            if not mine.all():  # the snapshots' seats: one forward pass per snapshot
+                theirs = live_rows[~mine]
+                for k in np.unique(snapshot[theirs]).tolist():
+                    rows = theirs[snapshot[theirs] == k]
+                    actions[rows] = snapshot_moves(self.snapshots[k], obs[rows], mask_b[rows], gen).numpy()
             rows = live_rows[mine]  # the learner's decisions: transitions
             o, m, s = obs[rows], mask_b[rows], seat[rows]
             if glob:
