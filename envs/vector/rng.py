@@ -57,18 +57,24 @@ def _mul64(a, b):
 
 
 @njit(cache=True, inline="always")
-def next64(rng, t):
-    """One 64-bit output of table t's PCG64 (XSL-RR): step the LCG, then mix the new state."""
+def _step(rng, t):
+    """PCG64's LCG step: state = state * multiplier + increment (mod 2**128)."""
     s_hi = rng[t, 0]
     s_lo = rng[t, 1]
     hi, lo = _mul64(s_lo, _MUL_LO)
     hi += s_hi * _MUL_LO + s_lo * _MUL_HI
     lo2 = lo + rng[t, 3]
     carry = uint64(1) if lo2 < lo else uint64(0)
-    hi = hi + rng[t, 2] + carry
-    rng[t, 0] = hi
+    rng[t, 0] = hi + rng[t, 2] + carry
     rng[t, 1] = lo2
-    x = hi ^ lo2
+
+
+@njit(cache=True, inline="always")
+def next64(rng, t):
+    """One 64-bit output of table t's PCG64 (XSL-RR): step the LCG, then mix the new state."""
+    _step(rng, t)
+    hi = rng[t, 0]
+    x = hi ^ rng[t, 1]
     rot = hi >> uint64(58)
     return (x >> rot) | (x << ((uint64(64) - rot) & uint64(63)))
 
@@ -160,18 +166,6 @@ def _seed_sequence(seed):
         v ^= v >> _16
         words[i] = v
     return words
-
-
-@njit(cache=True)
-def _step(rng, t):
-    s_hi = rng[t, 0]
-    s_lo = rng[t, 1]
-    hi, lo = _mul64(s_lo, _MUL_LO)
-    hi += s_hi * _MUL_LO + s_lo * _MUL_HI
-    lo2 = lo + rng[t, 3]
-    carry = uint64(1) if lo2 < lo else uint64(0)
-    rng[t, 0] = hi + rng[t, 2] + carry
-    rng[t, 1] = lo2
 
 
 @njit(cache=True)
