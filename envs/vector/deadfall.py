@@ -14,6 +14,7 @@ from numba import njit
 
 from envs import deadfall as ref
 from envs.vector import rng as R
+from envs.vector import views as V
 
 NUM_RANKS, A_DEAD = ref.NUM_RANKS, ref.A_DEAD
 DECK = np.array(ref.DECK, dtype=np.int16)  # a card id is its rank
@@ -285,41 +286,42 @@ def _public(st, t, seat, v, i):
         i += SEAT_BLOCK
 
 
+@njit(cache=True, inline="always")
+def _private(st, t, seat, v):
+    """The seat's hand, then the copies of each rank it has not seen; returns where the rest starts."""
+    n = st.sizes.shape[1]
+    for k in range(NUM_RANKS):
+        # Unseen copies: all copies less those face up, in this hand, or its own door pick.
+        face_up = 0
+        for s in range(n):
+            face_up += st.stacks[t, s, k]
+        held = st.hands[t, seat, k]
+        v[k] = held
+        v[NUM_RANKS + k] = k + 1 - face_up - held - (st.picks[t, seat] == k + 1)
+    return 2 * NUM_RANKS
+
+
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
+    V.write_views(st, seats, obs, mask, write_mask, _private, _public, _legal)
+
+
+@njit(cache=True, inline="always")
+def _hidden(st, t, v, i):
     n = st.sizes.shape[1]
-    for t in range(seats.shape[0]):
-        seat = seats[t]
-        v = obs[t]
-        for k in range(NUM_RANKS):
-            # Unseen copies: all copies less those face up, in this hand, or its own door pick.
-            face_up = 0
-            for s in range(n):
-                face_up += st.stacks[t, s, k]
-            held = st.hands[t, seat, k]
-            v[k] = held
-            v[NUM_RANKS + k] = k + 1 - face_up - held - (st.picks[t, seat] == k + 1)
-        _public(st, t, seat, v, 2 * NUM_RANKS)
-        if write_mask:
-            _legal(st, t, mask[t])
+    for k in range(NUM_RANKS):
+        v[i + k] = st.aside[t, k]
+    i += NUM_RANKS
+    for s in range(n):
+        v[i + s] = st.picks[t, s]
+    _public(st, t, 0, v, i + n)
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
-    n = st.sizes.shape[1]
-    for t in range(out.shape[0]):
-        v = out[t]
-        for s in range(n):
-            for k in range(NUM_RANKS):
-                v[s * NUM_RANKS + k] = st.hands[t, s, k]
-        i = n * NUM_RANKS
-        for k in range(NUM_RANKS):
-            v[i + k] = st.aside[t, k]
-        i += NUM_RANKS
-        for s in range(n):
-            v[i + s] = st.picks[t, s]
-        _public(st, t, 0, v, i + n)
+    """Every hand, the cards set aside, each seat's door pick, player_0's public view."""
+    V.write_state(st, out, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

@@ -14,6 +14,7 @@ from numba import njit
 
 from envs import neu as ref
 from envs.vector import rng as R
+from envs.vector import views as V
 
 NUM_KINDS = ref.NUM_KINDS
 DECK = np.array(ref.DECK, dtype=np.int16)
@@ -263,29 +264,18 @@ def _public(st, t, seat, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    for t in range(seats.shape[0]):
-        seat = seats[t]
-        v = obs[t]
-        for k in range(NUM_KINDS):
-            v[k] = st.hands[t, seat, k]
-        _public(st, t, seat, v, NUM_KINDS)
-        if write_mask:
-            _legal(st, t, mask[t])
+    V.write_views(st, seats, obs, mask, write_mask, V.own_hand, _public, _legal)
+
+
+@njit(cache=True, inline="always")
+def _hidden(st, t, v, i):
+    _public(st, t, 0, v, V.draw_counts(st, t, v, i))
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
-    n = st.out.shape[1]
-    for t in range(out.shape[0]):
-        v = out[t]
-        for s in range(n):
-            for k in range(NUM_KINDS):
-                v[s * NUM_KINDS + k] = st.hands[t, s, k]
-        i = n * NUM_KINDS
-        v[i : i + NUM_KINDS] = 0
-        for c in range(st.ndraw[t]):
-            v[i + st.draw[t, c]] += 1
-        _public(st, t, 0, v, i + NUM_KINDS)
+    """Every hand, the draw pile's counts, player_0's public view."""
+    V.write_state(st, out, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

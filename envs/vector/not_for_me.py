@@ -14,6 +14,7 @@ from numba import njit
 
 from envs import not_for_me as ref
 from envs.vector import rng as R
+from envs.vector import views as V
 
 NUMBERS, WILD, NUM_KINDS = ref.NUMBERS, ref.WILD, ref.NUM_KINDS
 STEP = ref.NUM_WILDS + 1  # plays of one (number, count) differ by the wilds they hold
@@ -405,30 +406,20 @@ def _public(st, t, seat, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    for t in range(seats.shape[0]):
-        seat = seats[t]
-        v = obs[t]
-        for k in range(NUM_KINDS):
-            v[k] = st.hands[t, seat, k]
-        _public(st, t, seat, v, NUM_KINDS)
-        if write_mask:
-            _legal(st, t, mask[t])
+    V.write_views(st, seats, obs, mask, write_mask, V.own_hand, _public, _legal)
+
+
+@njit(cache=True, inline="always")
+def _hidden(st, t, v, i):
+    i = V.draw_counts(st, t, v, i)
+    v[i] = st.offer_kind[t] + 1
+    _public(st, t, 0, v, i + 1)
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
-    n = st.sizes.shape[1]
-    for t in range(out.shape[0]):
-        v = out[t]
-        for s in range(n):
-            for k in range(NUM_KINDS):
-                v[s * NUM_KINDS + k] = st.hands[t, s, k]
-        i = n * NUM_KINDS
-        v[i : i + NUM_KINDS] = 0
-        for c in range(st.ndraw[t]):
-            v[i + st.draw[t, c]] += 1
-        v[i + NUM_KINDS] = st.offer_kind[t] + 1
-        _public(st, t, 0, v, i + NUM_KINDS + 1)
+    """Every hand, the draw pile's counts, the kind on offer, player_0's public view."""
+    V.write_state(st, out, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

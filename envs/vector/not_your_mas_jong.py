@@ -16,6 +16,7 @@ from numba import njit
 
 from envs import not_your_mas_jong as ref
 from envs.vector import rng as R
+from envs.vector import views as V
 
 NUM_TYPES, RANKS, SUITS = ref.NUM_TYPES, ref.RANKS, len(ref.SUITS)
 DECK = np.array(ref.DECK, dtype=np.int8)
@@ -408,34 +409,23 @@ def _public(st, t, seat, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    for t in range(seats.shape[0]):
-        seat = seats[t]
-        v = obs[t]
-        for k in range(NUM_TYPES):
-            v[k] = st.hands[t, seat, k]
-        _public(st, t, seat, v, NUM_TYPES)
-        if write_mask:
-            _legal(st, t, mask[t])
+    V.write_views(st, seats, obs, mask, write_mask, V.own_hand, _public, _legal)
+
+
+@njit(cache=True, inline="always")
+def _hidden(st, t, v, i):
+    n = st.sizes.shape[1]
+    i = _public(st, t, 0, v, V.draw_counts(st, t, v, i))
+    for s in range(n):
+        c = st.claims[t, s]
+        v[i + s] = c - A_PASS if c >= 0 else -1
+        v[i + n + s] = s == st.cur[t]
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     """Every hand, the draw pile's counts, player_0's public view, the pending claims, the seat to act."""
-    n = st.sizes.shape[1]
-    for t in range(out.shape[0]):
-        v = out[t]
-        for s in range(n):
-            for k in range(NUM_TYPES):
-                v[s * NUM_TYPES + k] = st.hands[t, s, k]
-        i = n * NUM_TYPES
-        v[i : i + NUM_TYPES] = 0
-        for c in range(st.ndraw[t]):
-            v[i + st.draw[t, c]] += 1
-        i = _public(st, t, 0, v, i + NUM_TYPES)
-        for s in range(n):
-            c = st.claims[t, s]
-            v[i + s] = c - A_PASS if c >= 0 else -1
-            v[i + n + s] = s == st.cur[t]
+    V.write_state(st, out, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

@@ -1,0 +1,68 @@
+"""The observation and global-state writers, one loop for every game.
+
+Each game's module keeps thin ``@njit(cache=True, _nrt=False)`` kernels
+``write_views`` and ``write_state`` that call these loops with the game's own
+helpers (``_public``, ``_legal`` and the like) passed as function arguments.
+Why arguments: numba's on-disk cache (``cache=True``) only keeps functions
+defined at module level; a kernel built per game by a factory function (a
+closure) misses the cache and recompiles in every new process. A numba
+dispatcher passed as an argument is typed per dispatcher, and these loops are
+``inline="always"``, so each game's kernel compiles to the same code as a loop
+written out in that game's module: its helpers inlined, no reference counting.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def own_hand(st, t, seat, v):
+    """A seat's hand counts at the front of its observation; returns where the rest starts."""
+    kinds = st.hands.shape[2]
+    for k in range(kinds):
+        v[k] = st.hands[t, seat, k]
+    return kinds
+
+
+@njit(cache=True, inline="always")
+def write_views(st, seats, obs, mask, write_mask, private, public, legal):
+    """Observation of seats[t] at every table; with write_mask, the mask of the player to act.
+
+    ``private(st, t, seat, v)`` writes what only that seat knows and returns
+    where ``public(st, t, seat, v, i)`` writes what it sees of the table;
+    ``legal(st, t, row)`` writes the mask of the seat to act.
+    """
+    for t in range(seats.shape[0]):
+        seat = seats[t]
+        v = obs[t]
+        public(st, t, seat, v, private(st, t, seat, v))
+        if write_mask:
+            legal(st, t, mask[t])
+
+
+@njit(cache=True, inline="always")
+def write_state(st, out, hidden):
+    """Global state at every table: every seat's hand, then ``hidden(st, t, v, i)`` for the rest.
+
+    ``hidden`` writes what no single seat sees (the draw pile and the like)
+    from index ``i`` on, then the public view.
+    """
+    n = st.hands.shape[1]
+    kinds = st.hands.shape[2]
+    for t in range(out.shape[0]):
+        v = out[t]
+        for s in range(n):
+            for k in range(kinds):
+                v[s * kinds + k] = st.hands[t, s, k]
+        hidden(st, t, v, n * kinds)
+
+
+@njit(cache=True, inline="always")
+def draw_counts(st, t, v, i):
+    """How many of each kind are left in the draw pile, from index ``i``; returns the index after."""
+    kinds = st.hands.shape[2]
+    v[i : i + kinds] = 0
+    for c in range(st.ndraw[t]):
+        v[i + st.draw[t, c]] += 1
+    return i + kinds
