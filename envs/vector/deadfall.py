@@ -14,7 +14,7 @@ from numba import njit
 
 from envs import deadfall as ref
 from envs.vector import rng as R
-from envs.vector import views as V
+from envs.vector import loops as L
 
 NUM_RANKS, A_DEAD = ref.NUM_RANKS, ref.A_DEAD
 DECK = np.array(ref.DECK, dtype=np.int16)  # a card id is its rank
@@ -25,16 +25,18 @@ SEAT_TO_ACT, SEAT_STARTER, SEAT_PICKED = ref.SEAT_TO_ACT, ref.SEAT_STARTER, ref.
 
 State = namedtuple(
     "State",
-    "rng order hand_size starting_chips rounds hands sizes chips chips_before stacks tops first_door picks "
-    "aside pot hand_number phase layer starter cur lowest",
+    "rng order "
+    "hand_size starting_chips rounds "
+    "hands sizes chips chips_before stacks tops first_door picks aside "
+    "pot hand_number phase layer starter cur lowest",
 )
 
 
 def make_state(num_envs: int, num_players: int, options: dict) -> State:
-    n, N, i16 = num_players, num_envs, np.int16
+    n, N = num_players, num_envs
     return State(
         rng=np.zeros((N, R.RNG_WIDTH), np.uint64),
-        order=np.zeros(len(DECK), i16),  # scratch for the shuffle
+        order=np.zeros(len(DECK), np.int16),  # scratch for the shuffle
         hand_size=ref.HAND_SIZE.get(n, ref.DEFAULT_HAND_SIZE),
         starting_chips=int(options["starting_chips"]),
         rounds=int(options["rounds"]),
@@ -69,13 +71,7 @@ def _new_hand(st, t, done, final_scores, final_ranks):
         lowest = min(lowest, st.chips[t, s])
     if st.hand_number[t] >= st.rounds or lowest < 1:
         # RULES.md §2 [D]: `rounds` hands, or fewer if a player cannot ante. Score = chips.
-        done[t] = True
-        for s in range(n):
-            final_scores[t, s] = st.chips[t, s]
-            rank = 1
-            for o in range(n):
-                rank += st.chips[t, o] > st.chips[t, s]
-            final_ranks[t, s] = rank
+        L.end_game(t, st.chips, done, final_scores, final_ranks)
         return
     st.hand_number[t] += 1
     for s in range(n):
@@ -233,30 +229,34 @@ def _dead(st, t, caller, rank, rewards, done, final_scores, final_ranks):
     _new_hand(st, t, done, final_scores, final_ranks)
 
 
+@njit(cache=True, inline="always")
+def _move(st, t, action, rewards, done, final_scores, final_ranks, scratch):
+    """One table's move: a card to the stack or a door pick, or a dead call."""
+    n = st.sizes.shape[1]
+    seat = st.cur[t]
+    if action >= A_DEAD:
+        _dead(st, t, seat, action - A_DEAD + 1, rewards, done, final_scores, final_ranks)
+        return
+    rank = action + 1
+    st.hands[t, seat, action] -= 1
+    st.sizes[t, seat] -= 1
+    if st.phase[t] == DOOR:
+        st.picks[t, seat] = rank
+        nxt = seat + 1
+        while nxt < n and st.sizes[t, nxt] == 0:
+            nxt += 1
+        if nxt < n:
+            st.cur[t] = nxt
+        else:
+            _reveal_layer(st, t)
+        return
+    _put_on_stack(st, t, seat, rank)
+    st.cur[t] = (seat + 1) % n
+
+
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
-    n = st.sizes.shape[1]
-    for t in range(actions.shape[0]):
-        action = actions[t]
-        seat = st.cur[t]
-        if action >= A_DEAD:
-            _dead(st, t, seat, action - A_DEAD + 1, rewards, done, final_scores, final_ranks)
-            continue
-        rank = action + 1
-        st.hands[t, seat, action] -= 1
-        st.sizes[t, seat] -= 1
-        if st.phase[t] == DOOR:
-            st.picks[t, seat] = rank
-            nxt = seat + 1
-            while nxt < n and st.sizes[t, nxt] == 0:
-                nxt += 1
-            if nxt < n:
-                st.cur[t] = nxt
-            else:
-                _reveal_layer(st, t)
-            continue
-        _put_on_stack(st, t, seat, rank)
-        st.cur[t] = (seat + 1) % n
+    L.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
 
 
 # -- views ----------------------------------------------------------------------
@@ -304,7 +304,7 @@ def _private(st, t, seat, v):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    V.write_views(st, seats, obs, mask, write_mask, _private, _public, _legal)
+    L.write_views(st, seats, obs, mask, write_mask, _private, _public, _legal)
 
 
 @njit(cache=True, inline="always")
@@ -321,7 +321,7 @@ def _hidden(st, t, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     """Every hand, the cards set aside, each seat's door pick, player_0's public view."""
-    V.write_state(st, out, _hidden)
+    L.write_state(st, out, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

@@ -14,7 +14,7 @@ from numba import njit
 
 from envs import neu as ref
 from envs.vector import rng as R
-from envs.vector import views as V
+from envs.vector import loops as L
 
 NUM_KINDS = ref.NUM_KINDS
 DECK = np.array(ref.DECK, dtype=np.int16)
@@ -195,45 +195,49 @@ def _lose(st, t, loser, rewards, done, final_scores, final_ranks):
     _new_round(st, t)
 
 
+@njit(cache=True, inline="always")
+def _move(st, t, action, rewards, done, final_scores, final_ranks, scratch):
+    """One table's move: a card played (a shot names its target), then the draw."""
+    n = st.out.shape[1]
+    seat = st.cur[t]
+    target = 0
+    if action >= A_SHOT:
+        kind = SHOT
+        target = (seat + action - A_SHOT + 1) % n
+    else:
+        kind = ACTION_KIND[action]
+    st.hands[t, seat, kind] -= 1
+    st.sizes[t, seat] -= 1
+    st.played[t, st.nplayed[t]] = kind
+    st.nplayed[t] += 1
+    st.pcounts[t, kind] += 1
+    first_of_two = st.owed[t] == 2
+    if kind < CARD_101:
+        st.total[t] += VALUES[kind]
+    elif kind == CARD_101:
+        st.total[t] = 101
+    elif kind == TURN:
+        st.direction[t] = -st.direction[t]
+    _draw(st, t, seat)
+    if kind == PASS or kind == TURN or kind == SHOT:
+        # RULES.md §3 Double details: the obligation moves on to whoever plays next.
+        st.cur[t] = target if kind == SHOT else _next_seat(st, t, seat, st.direction[t])
+        st.owed[t] = 2 if first_of_two else 1
+    elif kind == DOUBLE:
+        st.cur[t] = _next_seat(st, t, seat, st.direction[t])
+        st.owed[t] = 2
+    elif first_of_two:
+        st.owed[t] = 1  # the same player makes the second play
+    else:
+        st.cur[t] = _next_seat(st, t, seat, st.direction[t])
+        st.owed[t] = 1
+    if _legal(st, t, scratch) == 0:
+        _lose(st, t, st.cur[t], rewards, done, final_scores, final_ranks)
+
+
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
-    n = st.out.shape[1]
-    for t in range(actions.shape[0]):
-        action = actions[t]
-        seat = st.cur[t]
-        target = 0
-        if action >= A_SHOT:
-            kind = SHOT
-            target = (seat + action - A_SHOT + 1) % n
-        else:
-            kind = ACTION_KIND[action]
-        st.hands[t, seat, kind] -= 1
-        st.sizes[t, seat] -= 1
-        st.played[t, st.nplayed[t]] = kind
-        st.nplayed[t] += 1
-        st.pcounts[t, kind] += 1
-        first_of_two = st.owed[t] == 2
-        if kind < CARD_101:
-            st.total[t] += VALUES[kind]
-        elif kind == CARD_101:
-            st.total[t] = 101
-        elif kind == TURN:
-            st.direction[t] = -st.direction[t]
-        _draw(st, t, seat)
-        if kind == PASS or kind == TURN or kind == SHOT:
-            # RULES.md §3 Double details: the obligation moves on to whoever plays next.
-            st.cur[t] = target if kind == SHOT else _next_seat(st, t, seat, st.direction[t])
-            st.owed[t] = 2 if first_of_two else 1
-        elif kind == DOUBLE:
-            st.cur[t] = _next_seat(st, t, seat, st.direction[t])
-            st.owed[t] = 2
-        elif first_of_two:
-            st.owed[t] = 1  # the same player makes the second play
-        else:
-            st.cur[t] = _next_seat(st, t, seat, st.direction[t])
-            st.owed[t] = 1
-        if _legal(st, t, scratch) == 0:
-            _lose(st, t, st.cur[t], rewards, done, final_scores, final_ranks)
+    L.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
 
 
 # -- views ----------------------------------------------------------------------
@@ -241,7 +245,6 @@ def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
 
 @njit(cache=True, inline="always")
 def _public(st, t, seat, v, i):
-    n = st.out.shape[1]
     for k in range(NUM_KINDS):
         v[i + k] = st.pcounts[t, k]
     i += NUM_KINDS
@@ -251,6 +254,7 @@ def _public(st, t, seat, v, i):
     v[i + 3] = st.ndraw[t]
     v[i + 4] = st.rnd[t]
     i += 5
+    n = st.out.shape[1]
     for r in range(n):
         s = (seat + r) % n
         v[i] = st.chips[t, s]
@@ -264,18 +268,18 @@ def _public(st, t, seat, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    V.write_views(st, seats, obs, mask, write_mask, V.own_hand, _public, _legal)
+    L.write_views(st, seats, obs, mask, write_mask, L.own_hand, _public, _legal)
 
 
 @njit(cache=True, inline="always")
 def _hidden(st, t, v, i):
-    _public(st, t, 0, v, V.draw_counts(st, t, v, i))
+    _public(st, t, 0, v, L.draw_counts(st, t, v, i))
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     """Every hand, the draw pile's counts, player_0's public view."""
-    V.write_state(st, out, _hidden)
+    L.write_state(st, out, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

@@ -14,7 +14,7 @@ from numba import njit
 
 from envs import not_for_me as ref
 from envs.vector import rng as R
-from envs.vector import views as V
+from envs.vector import loops as L
 
 NUMBERS, WILD, NUM_KINDS = ref.NUMBERS, ref.WILD, ref.NUM_KINDS
 STEP = ref.NUM_WILDS + 1  # plays of one (number, count) differ by the wilds they hold
@@ -289,78 +289,82 @@ def _play(st, t, seat, number, cards, wilds, rewards, done, final_scores, final_
     return False
 
 
-@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
-def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
+@njit(cache=True, inline="always")
+def _move(st, t, action, rewards, done, final_scores, final_ranks, scratch):
+    """One table's move: a play, an offer, its answer, a draw or a pass."""
     n = st.sizes.shape[1]
     lay = st.layout
-    for t in range(actions.shape[0]):
-        action = actions[t]
-        seat = st.cur[t]
-        st.round_steps[t] += 1
-        scored = False
-        if action < lay[L_FOR_YOU]:
-            if action >= lay[L_WILDS]:
-                number, cards, wilds = WILDS_ONLY, 0, action - lay[L_WILDS] + 1
-            else:
-                q, wilds = divmod(action, STEP)
-                v, m = divmod(q, lay[L_COPIES])
-                number, cards = v + 1, m + 1
-            scored = _play(st, t, seat, number, cards, wilds, rewards, done, final_scores, final_ranks)
-        elif action < lay[L_ACCEPT]:
-            v, r = divmod(action - lay[L_FOR_YOU], n - 1)
-            st.giver[t] = seat
-            st.target[t] = (seat + r + 1) % n
-            st.offer_kind[t] = v
-            st.offer_size[t] = st.hands[t, seat, v]
-            st.hands[t, seat, v] = 0
-            st.sizes[t, seat] -= st.offer_size[t]
-            st.phase[t] = ANSWER
-            st.cur[t] = st.target[t]
-        elif action == lay[L_ACCEPT]:
-            giver, size = st.giver[t], st.offer_size[t]
-            st.hands[t, seat, st.offer_kind[t]] += size
-            st.sizes[t, seat] += size
-            _clear_offer(st, t)
-            if st.sizes[t, giver] == 0:
-                # RULES.md §1 [D]: an accepted For You can empty a hand.
-                _end_round(st, t, giver, rewards, done, final_scores, final_ranks)
-                scored = True
-            else:
-                _passed(st, t, giver)
-        elif action == lay[L_REFUSE]:
-            giver = st.giver[t]
-            st.hands[t, giver, st.offer_kind[t]] += st.offer_size[t]
-            st.sizes[t, giver] += st.offer_size[t]
-            st.draws_owed[t] = st.offer_size[t]
-            _clear_offer(st, t)  # no offer is pending while the giver draws
-            st.phase[t] = DRAW
-            st.cur[t] = giver
-            if not _can_draw(st, t):
-                _passed(st, t, giver)
-        elif action < lay[L_PLAIN_PASS]:
-            if action == lay[L_DRAW_PILE]:
-                st.ndraw[t] -= 1
-                kind = st.draw[t, st.ndraw[t]]
-            else:
-                slot = action - lay[L_DRAW]
-                kind = st.supply[t, slot]
-                # A taken supply card is replaced from the draw pile at once.
-                if st.ndraw[t] > 0:
-                    st.ndraw[t] -= 1
-                    st.supply[t, slot] = st.draw[t, st.ndraw[t]]
-                else:
-                    st.supply[t, slot] = -1
-            st.hands[t, seat, kind] += 1
-            st.sizes[t, seat] += 1
-            st.draws_owed[t] -= 1
-            if st.draws_owed[t] == 0 or not _can_draw(st, t):
-                _passed(st, t, seat)  # RULES.md §1 [D]: with supply and pile empty nothing more is drawn
+    seat = st.cur[t]
+    st.round_steps[t] += 1
+    scored = False
+    if action < lay[L_FOR_YOU]:
+        if action >= lay[L_WILDS]:
+            number, cards, wilds = WILDS_ONLY, 0, action - lay[L_WILDS] + 1
         else:
-            _passed(st, t, seat)
-        if not scored and st.round_steps[t] >= st.max_steps:
-            # RULES.md §1 [D]: the round ends with no penalties; the seat after its start player starts next.
-            st.start[t] = (st.start[t] + 1) % n
-            _next_round_or_end(st, t, done, final_scores, final_ranks)
+            q, wilds = divmod(action, STEP)
+            v, m = divmod(q, lay[L_COPIES])
+            number, cards = v + 1, m + 1
+        scored = _play(st, t, seat, number, cards, wilds, rewards, done, final_scores, final_ranks)
+    elif action < lay[L_ACCEPT]:
+        v, r = divmod(action - lay[L_FOR_YOU], n - 1)
+        st.giver[t] = seat
+        st.target[t] = (seat + r + 1) % n
+        st.offer_kind[t] = v
+        st.offer_size[t] = st.hands[t, seat, v]
+        st.hands[t, seat, v] = 0
+        st.sizes[t, seat] -= st.offer_size[t]
+        st.phase[t] = ANSWER
+        st.cur[t] = st.target[t]
+    elif action == lay[L_ACCEPT]:
+        giver, size = st.giver[t], st.offer_size[t]
+        st.hands[t, seat, st.offer_kind[t]] += size
+        st.sizes[t, seat] += size
+        _clear_offer(st, t)
+        if st.sizes[t, giver] == 0:
+            # RULES.md §1 [D]: an accepted For You can empty a hand.
+            _end_round(st, t, giver, rewards, done, final_scores, final_ranks)
+            scored = True
+        else:
+            _passed(st, t, giver)
+    elif action == lay[L_REFUSE]:
+        giver = st.giver[t]
+        st.hands[t, giver, st.offer_kind[t]] += st.offer_size[t]
+        st.sizes[t, giver] += st.offer_size[t]
+        st.draws_owed[t] = st.offer_size[t]
+        _clear_offer(st, t)  # no offer is pending while the giver draws
+        st.phase[t] = DRAW
+        st.cur[t] = giver
+        if not _can_draw(st, t):
+            _passed(st, t, giver)
+    elif action < lay[L_PLAIN_PASS]:
+        if action == lay[L_DRAW_PILE]:
+            st.ndraw[t] -= 1
+            kind = st.draw[t, st.ndraw[t]]
+        else:
+            slot = action - lay[L_DRAW]
+            kind = st.supply[t, slot]
+            # A taken supply card is replaced from the draw pile at once.
+            if st.ndraw[t] > 0:
+                st.ndraw[t] -= 1
+                st.supply[t, slot] = st.draw[t, st.ndraw[t]]
+            else:
+                st.supply[t, slot] = -1
+        st.hands[t, seat, kind] += 1
+        st.sizes[t, seat] += 1
+        st.draws_owed[t] -= 1
+        if st.draws_owed[t] == 0 or not _can_draw(st, t):
+            _passed(st, t, seat)  # RULES.md §1 [D]: with supply and pile empty nothing more is drawn
+    else:
+        _passed(st, t, seat)
+    if not scored and st.round_steps[t] >= st.max_steps:
+        # RULES.md §1 [D]: the round ends with no penalties; the seat after its start player starts next.
+        st.start[t] = (st.start[t] + 1) % n
+        _next_round_or_end(st, t, done, final_scores, final_ranks)
+
+
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
+def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
+    L.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
 
 
 # -- views ----------------------------------------------------------------------
@@ -368,7 +372,6 @@ def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
 
 @njit(cache=True, inline="always")
 def _public(st, t, seat, v, i):
-    n = st.sizes.shape[1]
     v[i] = st.field_count[t]
     v[i + 1] = st.field_number[t]
     v[i + 2] = st.passes[t]
@@ -392,6 +395,7 @@ def _public(st, t, seat, v, i):
     for k in range(NUM_KINDS):
         v[i + k] = st.played[t, k]
     i += NUM_KINDS
+    n = st.sizes.shape[1]
     for r in range(n):
         s = (seat + r) % n
         v[i] = st.sizes[t, s]
@@ -406,12 +410,12 @@ def _public(st, t, seat, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    V.write_views(st, seats, obs, mask, write_mask, V.own_hand, _public, _legal)
+    L.write_views(st, seats, obs, mask, write_mask, L.own_hand, _public, _legal)
 
 
 @njit(cache=True, inline="always")
 def _hidden(st, t, v, i):
-    i = V.draw_counts(st, t, v, i)
+    i = L.draw_counts(st, t, v, i)
     v[i] = st.offer_kind[t] + 1
     _public(st, t, 0, v, i + 1)
 
@@ -419,7 +423,7 @@ def _hidden(st, t, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     """Every hand, the draw pile's counts, the kind on offer, player_0's public view."""
-    V.write_state(st, out, _hidden)
+    L.write_state(st, out, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

@@ -16,7 +16,7 @@ from numba import njit
 
 from envs import not_your_mas_jong as ref
 from envs.vector import rng as R
-from envs.vector import views as V
+from envs.vector import loops as L
 
 NUM_TYPES, RANKS, SUITS = ref.NUM_TYPES, ref.RANKS, len(ref.SUITS)
 DECK = np.array(ref.DECK, dtype=np.int8)
@@ -206,13 +206,7 @@ def _end_round(st, t, deltas, done, final_scores, final_ranks):
             leaders += st.tokens[t, s] == top
         # RULES.md §4 [D]: however it ended, tied leaders play up to 3 extra rounds, then the tie stands.
         if st.final_round[t] >= 0 and (leaders == 1 or st.rnd[t] >= st.final_round[t] + MAX_EXTRA_ROUNDS):
-            done[t] = True
-            for s in range(n):
-                final_scores[t, s] = st.tokens[t, s]
-                rank = 1
-                for o in range(n):
-                    rank += st.tokens[t, o] > st.tokens[t, s]
-                final_ranks[t, s] = rank
+            L.end_game(t, st.tokens, done, final_scores, final_ranks)
             return
         st.ma[t] = (st.ma[t] + 1) % n
         if not _new_round(st, t):
@@ -326,32 +320,36 @@ def _resolve_steals(st, t, deltas, done, final_scores, final_ranks):
     st.cur[t] = setter
 
 
-@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
-def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
+@njit(cache=True, inline="always")
+def _move(st, t, action, rewards, done, final_scores, final_ranks, scratch):
+    """One table's move: a discard, or a steal decision on the current discard; rewards are the token changes."""
     n = st.sizes.shape[1]
     deltas = st.deltas
-    for t in range(actions.shape[0]):
-        action = actions[t]
-        seat = st.cur[t]
-        for s in range(n):
-            deltas[s] = st.pending[t, s]
-            st.pending[t, s] = 0
-        if st.phase[t] == DISCARD:
-            _discard(st, t, seat, action, deltas, done, final_scores, final_ranks)
+    seat = st.cur[t]
+    for s in range(n):
+        deltas[s] = st.pending[t, s]
+        st.pending[t, s] = 0
+    if st.phase[t] == DISCARD:
+        _discard(st, t, seat, action, deltas, done, final_scores, final_ranks)
+    else:
+        st.claims[t, seat] = action
+        if st.ask_pos[t] < st.ask_len[t]:
+            st.cur[t] = st.ask[t, st.ask_pos[t]]
+            st.ask_pos[t] += 1
         else:
-            st.claims[t, seat] = action
-            if st.ask_pos[t] < st.ask_len[t]:
-                st.cur[t] = st.ask[t, st.ask_pos[t]]
-                st.ask_pos[t] += 1
-            else:
-                _resolve_steals(st, t, deltas, done, final_scores, final_ranks)
-        # Tokens only change hands, so the mean change is 0 and rewards are the changes.
-        total = 0
-        for s in range(n):
-            total += deltas[s]
-        mean = total / n
-        for s in range(n):
-            rewards[t, s] = deltas[s] - mean
+            _resolve_steals(st, t, deltas, done, final_scores, final_ranks)
+    # Tokens only change hands, so the mean change is 0 and rewards are the changes.
+    total = 0
+    for s in range(n):
+        total += deltas[s]
+    mean = total / n
+    for s in range(n):
+        rewards[t, s] = deltas[s] - mean
+
+
+@njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
+def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
+    L.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
 
 
 # -- views ----------------------------------------------------------------------------
@@ -409,13 +407,13 @@ def _public(st, t, seat, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    V.write_views(st, seats, obs, mask, write_mask, V.own_hand, _public, _legal)
+    L.write_views(st, seats, obs, mask, write_mask, L.own_hand, _public, _legal)
 
 
 @njit(cache=True, inline="always")
 def _hidden(st, t, v, i):
     n = st.sizes.shape[1]
-    i = _public(st, t, 0, v, V.draw_counts(st, t, v, i))
+    i = _public(st, t, 0, v, L.draw_counts(st, t, v, i))
     for s in range(n):
         c = st.claims[t, s]
         v[i + s] = c - A_PASS if c >= 0 else -1
@@ -425,7 +423,7 @@ def _hidden(st, t, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     """Every hand, the draw pile's counts, player_0's public view, the pending claims, the seat to act."""
-    V.write_state(st, out, _hidden)
+    L.write_state(st, out, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

@@ -1,19 +1,46 @@
-"""The observation and global-state writers, one loop for every game.
+"""The loops over tables that every game's kernels share.
 
 Each game's module keeps thin ``@njit(cache=True, _nrt=False)`` kernels
-``write_views`` and ``write_state`` that call these loops with the game's own
-helpers (``_public``, ``_legal`` and the like) passed as function arguments.
+``step_rows``, ``write_views`` and ``write_state`` that call these loops with
+the game's own helpers (``_move``, ``_public``, ``_legal`` and the like) passed
+as function arguments.
 Why arguments: numba's on-disk cache (``cache=True``) only keeps functions
 defined at module level; a kernel built per game by a factory function (a
 closure) misses the cache and recompiles in every new process. A numba
 dispatcher passed as an argument is typed per dispatcher, and these loops are
 ``inline="always"``, so each game's kernel compiles to the same code as a loop
 written out in that game's module: its helpers inlined, no reference counting.
+Numba's cache does not notice an edit here (nor in ``rng.py``) in the kernels
+that inline it: after such an edit, delete ``envs/vector/__pycache__``.
 """
 
 from __future__ import annotations
 
 from numba import njit
+
+
+@njit(cache=True, inline="always")
+def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, move):
+    """Play ``actions[t]`` for the seat to act at every table t.
+
+    ``move(st, t, action, rewards, done, final_scores, final_ranks, scratch)``
+    plays one table's move; ``scratch`` is a mask row it may overwrite.
+    """
+    for t in range(actions.shape[0]):
+        move(st, t, actions[t], rewards, done, final_scores, final_ranks, scratch)
+
+
+@njit(cache=True, inline="always")
+def end_game(t, score, done, final_scores, final_ranks):
+    """Table t's game is over: its final scores are ``score[t]``, ranked highest first (ties share a rank)."""
+    done[t] = True
+    n = score.shape[1]
+    for s in range(n):
+        final_scores[t, s] = score[t, s]
+        rank = 1
+        for o in range(n):
+            rank += score[t, o] > score[t, s]
+        final_ranks[t, s] = rank
 
 
 @njit(cache=True, inline="always")
