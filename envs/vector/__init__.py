@@ -32,7 +32,8 @@ Arrays, for ``N = num_envs`` tables:
 
 How the kernels are compiled: every helper is inlined (``inline="always"``)
 into the few kernels Python calls (``step_rows``, ``write_views``,
-``write_state``), and those run without numba's reference counting
+``write_state``; their loops over tables are shared by every game, see
+`envs.vector.loops`), and those run without numba's reference counting
 (``_nrt=False``), so they allocate nothing: a game's state travels as one
 namedtuple of arrays, and with reference counting each helper call would
 count every array in it up and down again, which made steps several times
