@@ -287,24 +287,22 @@ def _public(st, t, seat, v, i):
 
 
 @njit(cache=True, inline="always")
-def _private(st, t, seat, v):
-    """The seat's hand, then the copies of each rank it has not seen; returns where the rest starts."""
+def _unseen(st, t, seat, v, i):
+    """After the seat's hand, the copies of each rank it has not seen; returns where the rest starts."""
     n = st.sizes.shape[1]
     for k in range(NUM_RANKS):
-        # Unseen copies: all copies less those face up, in this hand, or its own door pick.
+        # All copies less those face up, in this hand, or its own door pick.
         face_up = 0
         for s in range(n):
             face_up += st.stacks[t, s, k]
-        held = st.hands[t, seat, k]
-        v[k] = held
-        v[NUM_RANKS + k] = k + 1 - face_up - held - (st.picks[t, seat] == k + 1)
-    return 2 * NUM_RANKS
+        v[i + k] = k + 1 - face_up - st.hands[t, seat, k] - (st.picks[t, seat] == k + 1)
+    return i + NUM_RANKS
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    L.write_views(st, seats, obs, mask, write_mask, _private, _public, _legal)
+    L.write_views(st, seats, obs, mask, write_mask, NUM_RANKS, _unseen, _public, _legal)
 
 
 @njit(cache=True, inline="always")
@@ -321,7 +319,7 @@ def _hidden(st, t, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     """Every hand, the cards set aside, each seat's door pick, player_0's public view."""
-    L.write_state(st, out, _hidden)
+    L.write_state(st, out, NUM_RANKS, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

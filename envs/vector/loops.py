@@ -44,39 +44,39 @@ def end_game(t, score, done, final_scores, final_ranks):
 
 
 @njit(cache=True, inline="always")
-def own_hand(st, t, seat, v):
-    """A seat's hand counts at the front of its observation; returns where the rest starts."""
-    kinds = st.hands.shape[2]
-    for k in range(kinds):
-        v[k] = st.hands[t, seat, k]
-    return kinds
+def hand_only(st, t, seat, v, i):
+    """Nothing but the hand is private: the public part starts right after it."""
+    return i
 
 
 @njit(cache=True, inline="always")
-def write_views(st, seats, obs, mask, write_mask, private, public, legal):
+def write_views(st, seats, obs, mask, write_mask, kinds, private, public, legal):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act.
 
-    ``private(st, t, seat, v)`` writes what only that seat knows and returns
-    where ``public(st, t, seat, v, i)`` writes what it sees of the table;
-    ``legal(st, t, row)`` writes the mask of the seat to act.
+    The seat's hand comes first (``kinds`` counts: the game's constant, so
+    that the offsets after it compile to constants). Then
+    ``private(st, t, seat, v, kinds)`` writes whatever else only that seat
+    knows and returns where ``public(st, t, seat, v, i)`` writes what it sees
+    of the table; ``legal(st, t, row)`` writes the mask of the seat to act.
     """
     for t in range(seats.shape[0]):
         seat = seats[t]
         v = obs[t]
-        public(st, t, seat, v, private(st, t, seat, v))
+        for k in range(kinds):
+            v[k] = st.hands[t, seat, k]
+        public(st, t, seat, v, private(st, t, seat, v, kinds))
         if write_mask:
             legal(st, t, mask[t])
 
 
 @njit(cache=True, inline="always")
-def write_state(st, out, hidden):
-    """Global state at every table: every seat's hand, then ``hidden(st, t, v, i)`` for the rest.
+def write_state(st, out, kinds, hidden):
+    """Global state at every table: every seat's hand (``kinds`` counts each), then ``hidden(st, t, v, i)``.
 
     ``hidden`` writes what no single seat sees (the draw pile and the like)
     from index ``i`` on, then the public view.
     """
     n = st.hands.shape[1]
-    kinds = st.hands.shape[2]
     for t in range(out.shape[0]):
         v = out[t]
         for s in range(n):

@@ -410,7 +410,7 @@ def _public(st, t, seat, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    L.write_views(st, seats, obs, mask, write_mask, L.own_hand, _public, _legal)
+    L.write_views(st, seats, obs, mask, write_mask, NUM_KINDS, L.hand_only, _public, _legal)
 
 
 @njit(cache=True, inline="always")
@@ -423,7 +423,7 @@ def _hidden(st, t, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     """Every hand, the draw pile's counts, the kind on offer, player_0's public view."""
-    L.write_state(st, out, _hidden)
+    L.write_state(st, out, NUM_KINDS, _hidden)
 
 
 def scores(st: State) -> np.ndarray:
