@@ -211,6 +211,15 @@ def draw_controllers(rng: np.random.Generator, args: dict, n: int, pool_len: int
     return controllers, label
 
 
+def load_policies(collector, policy: dict, pool: list) -> None:
+    """The learner's weights into `collector.net`, the pool's into `collector.snapshots` (built as needed)."""
+    collector.net.load_state_dict({k: torch.as_tensor(v) for k, v in policy.items()})
+    while len(collector.snapshots) < len(pool):
+        collector.snapshots.append(collector.make_net())
+    for net, weights in zip(collector.snapshots, pool):
+        net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
+
+
 @torch.no_grad()
 def snapshot_moves(net: ActorCritic, obs: np.ndarray, masks: np.ndarray, gen: torch.Generator) -> torch.Tensor:
     """A frozen snapshot's moves: sampled from its masked policy (its value is never needed)."""
@@ -254,11 +263,7 @@ class RolloutWorker:
         seat and its decisions become the transitions (data for the imitation warm start)."""
         rng = np.random.default_rng(seed)
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
-        self.net.load_state_dict({k: torch.as_tensor(v) for k, v in policy.items()})
-        while len(self.snapshots) < len(pool):
-            self.snapshots.append(self.make_net())
-        for net, weights in zip(self.snapshots, pool):
-            net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
+        load_policies(self, policy, pool)
         buf = Buffer()
         episodes = defaultdict(list)
         steps = 0

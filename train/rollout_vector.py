@@ -34,7 +34,7 @@ import torch
 import envs
 from agents.network import ActorCritic, critic_size
 from train.cli import parse_rules
-from train.rollout import draw_controllers, snapshot_moves
+from train.rollout import draw_controllers, load_policies, snapshot_moves
 
 SEED_RANGE = 2**40  # rollout seeds; table seeds add at most N * games to it
 
@@ -128,11 +128,7 @@ class VectorRollout:
     def _collect(self, policy: dict, pool: list, num_steps: int, seed) -> dict:
         rng = np.random.default_rng([*seed, 0])
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
-        self.net.load_state_dict({k: torch.as_tensor(v) for k, v in policy.items()})
-        while len(self.snapshots) < len(pool):
-            self.snapshots.append(self.make_net())
-        for net, weights in zip(self.snapshots, pool):
-            net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
+        load_policies(self, policy, pool)
         N, n = self.num_tables, self.n
         self.table_seed = int(rng.integers(SEED_RANGE))  # table t's k-th game: the AEC seed table_seed + t + k * N
         venv = envs.vector_env(self.game, N, n, seed=self.table_seed, **self.rules)
