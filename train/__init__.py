@@ -1,13 +1,16 @@
 """Training: PPO (`train.ppo`), its warm-start variant, rollouts and export.
 
-torch's OpenMP threads spin while they wait for the next operation. When
-another process holds one of the cores, a spinning thread keeps the thread it
-waits for off the CPU, and a PPO update with two threads ran 14x slower on a
-2-core machine (10 s instead of 0.7 s). Passive waiting avoids that; it must
-be chosen before torch loads, so it is set here, where every `python -m
-train.X` starts. An OMP_WAIT_POLICY already in the environment wins.
+torch's OpenMP threads (libgomp, on Linux) spin for a while before they sleep
+when they wait for the next operation. When other processes hold the cores, a
+spinning thread keeps the thread it waits for off the CPU: a PPO update with
+two threads took 10.5 s instead of 0.4 s on a 2-core machine running two other
+busy processes. A short spin keeps the quiet-machine speed (0.41 s) and took
+1.06 s under that load (fully passive waiting, OMP_WAIT_POLICY=PASSIVE: 0.45
+and 0.85 s). It must be chosen before torch loads, so it is set here, where
+every `python -m train.X` starts; a setting already in the environment wins.
 """
 
 import os
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+if "OMP_WAIT_POLICY" not in os.environ:
+    os.environ.setdefault("GOMP_SPINCOUNT", "10000")
