@@ -41,15 +41,18 @@ def policy(rollout: VectorRollout, seed: int = 0) -> dict:
     return {k: v.clone() for k, v in net.state_dict().items()}
 
 
-def aec_batch(rollout: Greedy, game: str, players: int, seeds: list[int], critic: str) -> dict:
+def aec_batch(rollout: Greedy, game: str, players: int, seeds: list[int], critic: str,
+              seating: list | None = None, snapshots: list | None = None) -> dict:
     """The same games through train/rollout.py's Table and Buffer: every table plays one game, all
-    live tables decide once per loop, in table order, as `RolloutWorker.collect` does."""
+    live tables decide once per loop, in table order, as `RolloutWorker.collect` does.
+    `seating[t]` is table t's controllers (default: self-play); a ("snapshot", k) seat plays
+    `greedy_snapshot` with `snapshots[k]`."""
     from agents.network import critic_input
 
     buf = Buffer()
     tables = [Table(envs.make_raw(game, num_players=players)) for _ in seeds]
-    for t, s in zip(tables, seeds):
-        t.start(s, ["learner"] * players, "self", {})
+    for i, (t, s) in enumerate(zip(tables, seeds)):
+        t.start(s, seating[i] if seating else ["learner"] * players, "", {})
     live = tables
     while live:
         live = [t for t in live if t.advance(buf)]
@@ -58,13 +61,21 @@ def aec_batch(rollout: Greedy, game: str, players: int, seeds: list[int], critic
             seat = t.env.possible_agents.index(agent)
             view = t.env.observe(agent)
             obs, mask = view["observation"].astype(np.float32), view["action_mask"].astype(bool)
-            crit = critic_input(t.env, agent, obs, critic).astype(np.float32)
-            a, logp, v = rollout.decide(obs[None], mask[None], crit[None], None)
-            k = buf.add(obs, mask, crit if critic == "global" else None, int(a[0]), float(logp[0]), float(v[0]))
-            t.decided(seat, k, buf)
+            if t.controllers[seat] == "learner":
+                crit = critic_input(t.env, agent, obs, critic).astype(np.float32)
+                a, logp, v = rollout.decide(obs[None], mask[None], crit[None], None)
+                k = buf.add(obs, mask, crit if critic == "global" else None, int(a[0]), float(logp[0]), float(v[0]))
+                t.decided(seat, k, buf)
+            else:
+                a = greedy_snapshot(snapshots[t.controllers[seat][1]], obs[None], mask[None], None)
             t.env.step(int(a[0]))
             t.add_rewards(buf, SCALE)
     return buf.arrays(rollout.obs_size, rollout.num_actions, rollout.critic_size)
+
+
+@torch.no_grad()
+def greedy_snapshot(net, obs, masks, gen):
+    return net.masked_logits(torch.from_numpy(obs), torch.from_numpy(masks)).argmax(-1)
 
 
 @pytest.mark.parametrize("game,players,critic", [("neu", 4, "plain"), ("neu", 3, "global"), ("deadfall", 4, "plain"),
@@ -161,11 +172,6 @@ def test_tables_without_scripted_opponents_take_the_batched_engine():
         VectorRollout(hinted, SCALE)
 
 
-@torch.no_grad()
-def greedy_snapshot(net, obs, masks, gen):
-    return net.masked_logits(torch.from_numpy(obs), torch.from_numpy(masks)).argmax(-1)
-
-
 @pytest.mark.parametrize("game,players", [("neu", 4), ("deadfall", 3), ("not_for_me", 4)])
 def test_snapshot_tables_record_only_the_learners_seat(game, players, monkeypatch):
     import train.rollout_vector as rv
@@ -182,30 +188,12 @@ def test_snapshot_tables_record_only_the_learners_seat(game, players, monkeypatc
     snapshots = [rollout.make_net() for _ in pool]
     for net, weights in zip(snapshots, pool):
         net.load_state_dict(weights)
-    buf = Buffer()
-    tables = []
+    seating = []
     for t, learner, k in rollout.seating:
-        table = Table(envs.make_raw(game, num_players=players))
-        controllers = [("snapshot", k)] * players
-        controllers[learner] = "learner"
-        table.start(rollout.table_seed + t, controllers, f"snapshot_{k}", {})
-        tables.append(table)
-    live = tables
-    while live:
-        live = [t for t in live if t.advance(buf)]
-        for t in live:
-            agent = t.env.agent_selection
-            seat = t.env.possible_agents.index(agent)
-            view = t.env.observe(agent)
-            obs, mask = view["observation"].astype(np.float32)[None], view["action_mask"].astype(bool)[None]
-            if t.controllers[seat] == "learner":
-                a, logp, v = rollout.decide(obs, mask, obs, None)
-                t.decided(seat, buf.add(obs[0], mask[0], None, int(a[0]), float(logp[0]), float(v[0])), buf)
-            else:
-                a = greedy_snapshot(snapshots[t.controllers[seat][1]], obs, mask, None)
-            t.env.step(int(a[0]))
-            t.add_rewards(buf, SCALE)
-    ref = buf.arrays(rollout.obs_size, rollout.num_actions, rollout.critic_size)
+        seating.append([("snapshot", k)] * players)
+        seating[-1][learner] = "learner"
+    seeds = [rollout.table_seed + t for t, _, _ in rollout.seating]
+    ref = aec_batch(rollout, game, players, seeds, "plain", seating, snapshots)
     for key in ("obs", "masks", "actions", "dones", "next_index"):
         assert np.array_equal(batch[key], ref[key]), key
     np.testing.assert_allclose(batch["rewards"], ref["rewards"], rtol=1e-5, atol=1e-6)
