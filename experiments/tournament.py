@@ -631,6 +631,14 @@ def agent_stats(records: Sequence[dict]) -> dict[str, dict]:
     return {name: {**{k: mean_ci(u[k]) for k in STATS}, "games": games[name]} for name, u in per_unit.items()}
 
 
+def variance_reduction(var_plain: float, var_duplicate: float) -> float:
+    """var_plain / var_duplicate; infinite when the per-deal differences cancel exactly (two agents
+    that make the same moves: only rounding is left of var_duplicate), NaN when undefined."""
+    if not var_plain > 0:
+        return float("nan")
+    return float("inf") if var_duplicate <= 1e-12 * var_plain else var_plain / var_duplicate
+
+
 def pairwise(records: Sequence[dict], names: Sequence[str]) -> dict:
     """For every ordered pair that met: score difference (paired by deal) with CI,
     share of finishing ahead (ties 1/2), and the variance reduction of duplicate deals."""
@@ -665,7 +673,7 @@ def pairwise(records: Sequence[dict], names: Sequence[str]) -> dict:
             "ahead": float(np.mean(ahead[(a, b)])) if (a, b) in ahead else float("nan"),
             "var_duplicate": var_dup,
             "var_plain": var_plain,
-            "variance_reduction": var_plain / var_dup if var_dup > 0 else float("nan"),
+            "variance_reduction": variance_reduction(var_plain, var_dup),
         }
     return out
 
@@ -785,7 +793,8 @@ What the columns mean:
 - **score diff A − B**: mean over deals of A's score minus B's, on the same cards (paired).
 - **A ahead of B**: share of games where A finished above B (ties count 1/2).
 - **plain deals need ×k games**: to reach the CI of this duplicate-deal design, independent deals would need k times as many
-  games; k > 1 means duplicate deals help, k < 1 that they cost precision for this pair.
+  games; k > 1 means duplicate deals help, k < 1 that they cost precision for this pair; ∞: the pair's differences
+  cancel exactly on every deal (two agents that make the same moves), so any number of plain deals is worse.
 - ± is a 95% confidence interval (normal, over per-deal means); every agent sits in every seat of every deal.
 """
 
@@ -819,7 +828,7 @@ def markdown(results: Sequence[dict], notes: bool = True) -> str:
             k = p["variance_reduction"]
             lines.append(
                 f"| {res['game']} | {res['num_players']} | {a} vs {b} | {_fmt(d)} | {p['ahead']:.1%} | "
-                f"{'–' if k is None or math.isnan(k) else f'×{k:.2f}'} | {d['n']} |"
+                f"{'–' if k is None or math.isnan(k) else '∞' if math.isinf(k) else f'×{k:.2f}'} | {d['n']} |"
             )
     lines.append("")
     if notes:

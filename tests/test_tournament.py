@@ -157,6 +157,24 @@ def test_variance_reduction_formula():
     assert pw["score_diff"]["mean"] == pytest.approx(per_deal.mean())
 
 
+def test_identical_agents_cancel_exactly_and_the_report_says_so():
+    # Two agents that make the same moves: each deal's rotations give equal and opposite differences,
+    # so the per-deal means are 0 up to rounding while single games still differ.
+    recs = []
+    for d in range(5):
+        luck = 0.1 * (d + 1) + 1 / 3
+        for r in range(2):
+            agents = ["a", "b"] if r == 0 else ["b", "a"]
+            recs.append(_rec(0, d, r, agents, [luck, -luck], [1, 2]))
+    pw = T.pairwise(recs, ["a", "b"])["a vs b"]
+    assert pw["var_plain"] > 0 and pw["variance_reduction"] == float("inf")
+    assert T.variance_reduction(4.0, 1.0) == 4.0 and np.isnan(T.variance_reduction(0.0, 0.0))
+    res = T.run_tournament("neu", [H, R], 2, deals=2, progress=False)
+    res["pairwise"]["heuristic vs random"]["variance_reduction"] = pw["variance_reduction"]
+    row = next(line for line in T.markdown([res]).splitlines() if "heuristic vs random" in line)
+    assert row.split("|")[6].strip() == "∞"
+
+
 def test_openskill_only_with_more_than_two_agents(tmp_path):
     two = T.run_tournament("neu", ["heuristic", "random"], 2, deals=2, progress=False)
     assert two["openskill"] is None
