@@ -98,16 +98,24 @@ def test_eof_and_ctrl_c_leave_with_one_line():
     import signal
     import time
 
+    import os
+    import select
+
     p = subprocess.Popen([sys.executable, "-m", "experiments.play", "--game", "neu", "--human", "0"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(3)  # waiting at the prompt
+        # Ctrl-C while it waits at the prompt (input() flushes the prompt; a busy machine may take long to get there).
+        seen, deadline = b"", time.monotonic() + 60
+        while not seen.rstrip(b" ").endswith(b">") and time.monotonic() < deadline and p.poll() is None:
+            if select.select([p.stdout], [], [], 1)[0]:
+                seen += os.read(p.stdout.fileno(), 4096)
+        assert b"Your moves" in seen, seen[-300:]
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=30)
     finally:
         p.kill()
     assert p.returncode == 130 and "Traceback" not in err
-    assert out.strip().splitlines()[-1] == "Left the game."
+    assert (seen.decode() + out).strip().splitlines()[-1] == "Left the game."
 
 
 @pytest.mark.parametrize("args", [["--delay", "-1"], ["--delay", "nan"], ["--seed", "-1"], ["--players", "²"]])

@@ -257,19 +257,29 @@ def test_closing_the_map_cancels_the_rest(cluster, tmp_path):
     cancelled, so none of them finishes (each would write a file when it does)."""
     from train.distributed import ray_map
 
+    release = tmp_path / "release"
+    out = tmp_path / "out"
+    out.mkdir()
+
     def slow(job):
-        name, seconds = job
-        time.sleep(seconds)
+        # Job 0 finishes at once; the others only once released, which happens after the iterator
+        # is closed: a job that was not cancelled then writes its file (however slow the machine).
+        name, first = job
+        deadline = time.time() + 60
+        while not first and not release.exists():
+            if time.time() > deadline:
+                return
+            time.sleep(0.05)
         Path(name).write_text("finished")
 
-    # The others sleep long enough that, even on a loaded machine, none can finish before the
-    # first result is read and the iterator closed; the wait after closing outlasts them.
-    jobs = [(str(tmp_path / f"job{i}"), 0.0 if i == 0 else 10.0) for i in range(6)]
+    jobs = [(str(out / f"job{i}"), i == 0) for i in range(6)]
     it = ray_map(slow, jobs, in_flight=4)
     assert next(it)[0] == jobs[0]
     it.close()
-    time.sleep(11.5)
-    assert [p.name for p in tmp_path.iterdir()] == ["job0"]
+    time.sleep(5)  # cancelling is asynchronous: let it land before the survivors are released
+    release.touch()
+    time.sleep(3)
+    assert [p.name for p in out.iterdir()] == ["job0"]
 
 
 # ---------------------------------------------------------------- PPO rollouts on Ray actors
