@@ -101,8 +101,11 @@ def test_eof_and_ctrl_c_leave_with_one_line():
     import os
     import select
 
+    # As from a terminal: Ctrl-C is not ignored (a shell starts background jobs, and so this suite
+    # when run with `&`, with SIGINT ignored, and a child keeps that).
     p = subprocess.Popen([sys.executable, "-m", "experiments.play", "--game", "neu", "--human", "0"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         # Ctrl-C while it waits at the prompt (input() flushes the prompt; a busy machine may take long to get there).
         seen, deadline = b"", time.monotonic() + 60
