@@ -210,8 +210,10 @@ def test_workers_that_cannot_start_say_so_in_one_line(tmp_path):
     (tmp_path / "script.py").write_text(script)
     r = run_py("", tmp_path, timeout=90, args=("script.py",))
     assert r.returncode != 0
-    assert "use workers=1" in r.stderr.strip().splitlines()[-1]
-    assert "if __name__ == '__main__':" in r.stderr.strip().splitlines()[-1]
+    # multiprocessing's resource tracker may warn at exit, after our line, about the failed pool's semaphores.
+    ours = [line for line in r.stderr.strip().splitlines() if "resource_tracker" not in line]
+    assert "use workers=1" in ours[-1]
+    assert "if __name__ == '__main__':" in ours[-1]
 
 
 def test_the_docstring_example_runs_as_written(tmp_path):

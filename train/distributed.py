@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+import time
 from collections import deque
 from typing import Any, Callable, Iterable, Iterator
 
@@ -170,11 +171,22 @@ def ray_map(fn: Callable, jobs: Iterable, address: str | None = None, *, args: t
             yield job, result
     finally:
         # Ctrl-C, an error, or a caller that stopped reading (a deadline): nothing keeps running.
-        for _, ref in pending:
+        # A cancel can be lost while a task is being handed to a worker (a race in Ray), so the
+        # tasks are cancelled again until each has stopped, for at most 10 s.
+        refs = [ref for _, ref in pending]
+        deadline = time.monotonic() + 10
+        while refs:
+            for ref in refs:
+                try:
+                    ray.cancel(ref, force=True)
+                except Exception:  # noqa: BLE001 - already finished or lost: nothing to cancel
+                    pass
+            if time.monotonic() > deadline:
+                break
             try:
-                ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001 - already finished or lost: nothing to cancel
-                pass
+                _, refs = ray.wait(refs, num_returns=len(refs), timeout=0.5)
+            except Exception:  # noqa: BLE001 - Ray shut down: nothing is left running
+                break
 
 
 _END = object()
