@@ -59,13 +59,18 @@ OPTION_STRATEGIES = {
 AGENT_KINDS = ["random", "heuristic", "mixed"]  # `agents.make_agents`
 
 
+def draw_game(data, game: str):
+    """A seed, rule options and the kind of agents for one hypothesis example."""
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    options = data.draw(OPTION_STRATEGIES.get(game, st.just({})), label="rule options")
+    return seed, options, data.draw(st.sampled_from(AGENT_KINDS), label="agents")
+
+
 @pytest.mark.parametrize("game,n", GAME_COUNTS)
 @settings(max_examples=scaled(3))
 @given(data=st.data())
 def test_invariants_hold_at_every_step(game, n, data):
-    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
-    options = data.draw(OPTION_STRATEGIES.get(game, st.just({})), label="rule options")
-    kind = data.draw(st.sampled_from(AGENT_KINDS), label="agents")
+    seed, options, kind = draw_game(data, game)
     penalise_at = data.draw(st.integers(0, 40), label="illegal move tried at step")
     policies = [bot.act for bot in make_agents(kind, game, n, seed)]
     result = play_checked_game(game, n, seed, policies, options, deep_every=2, illegal_samples=2, penalise_at=penalise_at)
@@ -101,9 +106,7 @@ def _check_bounds(env, where: str) -> None:
 @given(data=st.data())
 def test_observations_and_states_stay_inside_their_bounds(game, n, data):
     """Every seat's observation and the state, at every step, lie inside the per-index Box bounds."""
-    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
-    options = data.draw(OPTION_STRATEGIES.get(game, st.just({})), label="rule options")
-    kind = data.draw(st.sampled_from(AGENT_KINDS), label="agents")
+    seed, options, kind = draw_game(data, game)
     env = envs.make(game, num_players=n, **options)
     space = env.observation_space(env.possible_agents[0])["observation"]
     assert np.all(space.low > -1e5) and np.all(space.high < 1e7), "bounds are placeholders"

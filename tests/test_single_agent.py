@@ -89,19 +89,10 @@ def test_neu_episode_ends_when_the_seat_is_eliminated():
     assert eliminated > 0, "no episode ended by elimination in 20 games"
 
 
+@pytest.mark.parametrize("checker", ["gymnasium.utils.env_checker", "stable_baselines3.common.env_checker"])
 @pytest.mark.parametrize("game", GAMES)
-def test_gymnasium_checker(game):
-    from gymnasium.utils.env_checker import check_env
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check_env(envs.make_single_agent(game, num_players=4))
-
-
-@pytest.mark.parametrize("game", GAMES)
-def test_sb3_checker(game):
-    pytest.importorskip("stable_baselines3")
-    from stable_baselines3.common.env_checker import check_env
+def test_gymnasium_and_sb3_checkers(game, checker):
+    check_env = pytest.importorskip(checker).check_env
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
