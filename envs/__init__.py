@@ -3,6 +3,16 @@
     import envs
     env = envs.make("neu", num_players=4)      # same as envs.neu_v0.env(num_players=4)
     single = envs.make_single_agent("neu", seat=0, opponents="heuristic")   # a gymnasium.Env
+    facts = envs.info("neu", num_players=4)     # sizes, step bound, notation, obs layout; no env built
+
+`envs.info(name, num_players=4, **rules)` returns an `envs.facts.GameInfo`
+(frozen): ``name``, ``num_players``, ``num_actions``, ``obs_size``,
+``state_size``, ``max_steps``, ``rules`` (options with defaults),
+``card_names`` (card id -> notation), ``action_names`` (for player_0),
+``secret_actions`` (action ids whose taker is kept from the other seats),
+``hidden_decisions``, ``obs_layout`` / ``seat_layout`` (name -> slice) and
+``seat_block``. `envs.engine_class(name)` is the rules engine itself. An
+unknown name raises ValueError listing the games, here and in `envs.module`.
 
 Each game is a rules engine (`envs/<game>.py`, no PettingZoo import) plus a
 thin shim `envs/<game>_v0.py` whose docstring is its documentation page.
@@ -30,6 +40,18 @@ def module(name: str) -> ModuleType:
     if name not in GAMES:
         raise ValueError(f"unknown game {name!r}; valid games: {', '.join(GAMES)}")
     return importlib.import_module(GAMES[name])
+
+
+def engine_class(name: str) -> type:
+    """The rules engine class of a game (`envs.engine.Engine`)."""
+    return module(name).raw_env.engine_cls
+
+
+def info(name: str, num_players: int | None = 4, **rules: Any):
+    """The game's facts (`envs.facts.GameInfo`) for these players and rule options, with no env built."""
+    from envs.facts import game_info
+
+    return game_info(engine_class(name), num_players, **rules)
 
 
 def available_games() -> list[str]:

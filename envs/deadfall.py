@@ -98,6 +98,12 @@ def _is_hands(v) -> bool:
 class Deadfall(Engine):
     game_name = "deadfall"
     deck = DECK
+    card_names = {r: str(r) for r in RANKS}
+    OBS_PARTS = {"hand": OBS_HAND, "unseen": OBS_UNSEEN, "pot": OBS_POT, "hand_number": OBS_HAND_NUMBER,
+                 "phase": OBS_PHASE, "layer": OBS_LAYER, "my_door_pick": OBS_MY_DOOR_PICK, "seats": OBS_SEATS}
+    SEAT_PARTS = {"chips": SEAT_CHIPS, "hand_size": SEAT_HAND_SIZE, "top": SEAT_TOP, "door": SEAT_DOOR,
+                  "to_act": SEAT_TO_ACT, "starter": SEAT_STARTER, "picked": SEAT_PICKED, "stack": SEAT_STACK}
+    SEAT_BLOCK = SEAT_BLOCK
     min_players, max_players, default_players = 2, 7, 4
     OPTIONS = {
         "starting_chips": (50, _is_chips, f"an integer from 1 to {MAX_CHIPS} (chips each player starts with)"),

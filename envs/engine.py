@@ -45,7 +45,16 @@ Facts about the game as a whole, as OpenSpiel's ``GameInfo`` states them, which
 * ``conserves``: how the score currency moves (see `CONSERVES`);
 * ``hidden_decisions``: decisions made one seat after another that stay hidden
   until they are resolved, and ``hidden_decision_key()``, which names the one
-  under way (None outside one).
+  under way (None outside one);
+* ``secret_actions``: the actions whose *taker* is kept from the other seats
+  (who is asked can tell about a hand), so that a seat's view shows them
+  without the seat;
+* ``card_names``: each card id's name in the game's card notation;
+* ``OBS_PARTS`` / ``SEAT_PARTS`` / ``SEAT_BLOCK``: the observation's named parts
+  (each part's first index, from the engine module's ``OBS_*`` / ``SEAT_*``
+  constants), read as slices through ``obs_layout()`` and ``seat_layout()``.
+
+`envs.info(game)` gathers these facts without building an env.
 """
 
 from __future__ import annotations
@@ -108,6 +117,16 @@ class Engine:
     # Decisions taken in seat order that the others may not see until they are resolved
     # (in words; None when the game has none); hidden_decision_key() says which is under way.
     hidden_decisions: str | None = None
+    # Actions whose taker is kept from the other seats (see the module docstring).
+    secret_actions: frozenset[int] = frozenset()
+    # Card id -> its name in the game's card notation (stacked deals, rendering).
+    card_names: dict[int, str] = {}
+    # The observation's parts in order: name -> first index. A part runs to the next one's
+    # start; the last part holds one block of SEAT_BLOCK values per seat, seat-relative,
+    # whose parts SEAT_PARTS names the same way.
+    OBS_PARTS: dict[str, int] = {}
+    SEAT_PARTS: dict[str, int] = {}
+    SEAT_BLOCK = 0
 
     num_players: int
     num_actions: int
@@ -253,6 +272,14 @@ class Engine:
         the group, see `hidden_decisions`), or None when the current decision is not one."""
         return None
 
+    def obs_layout(self) -> dict[str, slice]:
+        """The observation's named parts as slices of ``observe(seat)``, covering it in order."""
+        return _slices(self.OBS_PARTS, self.obs_size)
+
+    def seat_layout(self) -> dict[str, slice]:
+        """The parts of one seat block as slices of that block (``SEAT_BLOCK`` values)."""
+        return _slices(self.SEAT_PARTS, self.SEAT_BLOCK)
+
     def info_defaults(self) -> dict[str, Any]:
         """The facts every `ScoreEvent` of this game reports, with their "absent" values.
 
@@ -273,6 +300,12 @@ class Engine:
     def relative(self, seat: int, other: int) -> int:
         """Seat `other` as seen from `seat`: 0 = self, 1 = next clockwise, ..."""
         return (other - seat) % self.num_players
+
+
+def _slices(starts: dict[str, int], end: int) -> dict[str, slice]:
+    """{name: first index} in order -> {name: slice up to the next part's first index (or end)}."""
+    names, firsts = list(starts), list(starts.values())
+    return {name: slice(a, b) for name, a, b in zip(names, firsts, firsts[1:] + [end])}
 
 
 class Bounds:

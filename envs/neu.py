@@ -35,6 +35,19 @@ HAND_SIZE = 3
 # take away, so real games stay far above it; the rules use the true total.
 TOTAL_FLOOR = -200
 
+# Observation layout (seat-relative), see the shim docstring for the table.
+OBS_HAND = 0  # own hand: count per card kind
+OBS_PLAYED = OBS_HAND + NUM_KINDS  # played pile since the last reshuffle: count per kind
+OBS_TOTAL = OBS_PLAYED + NUM_KINDS  # running total, clipped at TOTAL_FLOOR
+OBS_DIRECTION = OBS_TOTAL + 1  # +1 clockwise, -1 counter-clockwise
+OBS_OWED = OBS_TOTAL + 2  # plays owed by the player to act
+OBS_DRAW_PILE = OBS_TOTAL + 3
+OBS_ROUND = OBS_TOTAL + 4
+OBS_SEATS = OBS_TOTAL + 5  # then one block per seat, seat-relative (0 = self)
+# Offsets inside a seat block.
+SEAT_CHIPS, SEAT_IN_GAME, SEAT_HAND_SIZE, SEAT_TO_ACT, SEAT_DEALER = range(5)
+SEAT_BLOCK = 5
+
 
 def playable(kind: int, total: int, owed: int) -> bool:
     """May a card of `kind` be played at running total `total`, with `owed` plays still owed
@@ -76,13 +89,19 @@ class Neu(Engine):
     # ever), so this is a statistical bound for random and heuristic play: the longest of 1,200
     # random 2-7 player games took 358 steps (about 270 on average at 7 players).
     max_game_length = 10_000
+    card_names = dict(enumerate(KIND_NAMES))
+    OBS_PARTS = {"hand": OBS_HAND, "played": OBS_PLAYED, "total": OBS_TOTAL, "direction": OBS_DIRECTION,
+                 "owed": OBS_OWED, "draw_pile": OBS_DRAW_PILE, "round": OBS_ROUND, "seats": OBS_SEATS}
+    SEAT_PARTS = {"chips": SEAT_CHIPS, "in_game": SEAT_IN_GAME, "hand_size": SEAT_HAND_SIZE,
+                  "to_act": SEAT_TO_ACT, "dealer": SEAT_DEALER}
+    SEAT_BLOCK = SEAT_BLOCK
 
     def __init__(self, num_players: int | None = None, **rule_options) -> None:
         super().__init__(num_players, **rule_options)
         n = self.num_players
         self.num_actions = A_SHOT + n - 1
-        self.obs_size = 2 * NUM_KINDS + 5 + 5 * n
-        self.state_size = (n + 2) * NUM_KINDS + 5 + 5 * n
+        self.obs_size = OBS_SEATS + SEAT_BLOCK * n
+        self.state_size = NUM_KINDS * n + self.obs_size  # every hand, the draw pile, the public block (obs without a hand)
         self._order = [[(seat + r) % n for r in range(n)] for seat in range(n)]  # seat-relative views
         self._no_shots = [0] * (n - 1)
         self.set_bounds(*self._bounds())

@@ -164,6 +164,15 @@ def _number_plays(copies: int, v: int, held: int, wilds: int, c: int, more: bool
 
 class NotForMe(Engine):
     game_name = "not_for_me"
+    card_names = dict(enumerate(KIND_NAMES))
+    OBS_PARTS = {"hand": OBS_HAND, "field_count": OBS_FIELD_COUNT, "field_number": OBS_FIELD_NUMBER,
+                 "passes": OBS_PASSES, "supply": OBS_SUPPLY, "draw_pile": OBS_DRAW_PILE, "round": OBS_ROUND,
+                 "rounds": OBS_ROUNDS, "phase": OBS_PHASE, "offer_size": OBS_OFFER_SIZE,
+                 "offer_number": OBS_OFFER_NUMBER, "draws_owed": OBS_DRAWS_OWED, "played": OBS_PLAYED,
+                 "seats": OBS_SEATS}
+    SEAT_PARTS = {"hand": SEAT_HAND, "penalty": SEAT_PENALTY, "field_player": SEAT_FIELD_PLAYER,
+                  "giver": SEAT_GIVER, "target": SEAT_TARGET, "to_act": SEAT_TO_ACT}
+    SEAT_BLOCK = SEAT_FIELDS
     min_players, max_players, default_players = 2, 5, 4
     OPTIONS = {
         "hand_marks": (

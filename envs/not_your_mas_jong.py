@@ -191,6 +191,15 @@ def is_complete_concealed(counts) -> bool:
 class NotYourMasJong(Engine):
     game_name = "not_your_mas_jong"
     deck = DECK
+    card_names = dict(enumerate(CARD_NAMES))
+    # Only a player holding a legal steal may be asked about a discard (steal_phase="eligible"),
+    # so who decides on a steal is kept from the others, whatever the option.
+    secret_actions = frozenset(range(A_PASS, NUM_ACTIONS))
+    OBS_PARTS = {"hand": OBS_HAND, "discard": OBS_DISCARD, "phase": OBS_PHASE, "round": OBS_ROUND,
+                 "draw_pile": OBS_DRAW_PILE, "seats": OBS_SEATS}
+    SEAT_PARTS = {"discards": SEAT_DISCARDS, "locked": SEAT_LOCKED, "tokens": SEAT_TOKENS,
+                  "hand_size": SEAT_HAND_SIZE, "is_ma": SEAT_IS_MA, "discarder": SEAT_DISCARDER}
+    SEAT_BLOCK = SEAT_BLOCK
     min_players, max_players, default_players = 3, 4, 4
     # RULES.md §4 fixes tokens (10), hand sizes and the round limits. Who is asked for a steal
     # decision is this project's choice (see the shim's page, "Turn order and steal decisions").

@@ -27,9 +27,6 @@ from experiments import cli
 from experiments.cli import ArgumentParser
 from agents import AGENT_KINDS, make_agent
 
-# Public move names whose seat would reveal a hidden hand (only a player who holds a
-# legal steal is asked about it): printed once per discard, never with the seat.
-SECRET_DECISIONS = {"decides on the steal"}
 STEAL_NOTE = "  the others may steal it; their decisions are secret"
 
 
@@ -100,7 +97,8 @@ def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay:
         # Humans at the table see other seats' moves as the table sees them.
         shown = u.action_name(action) if seat in humans or not humans else u.game.public_action_name(action, seat)
         # Also a human's own decision: with several humans at one terminal, the others read it too.
-        secret = bool(humans) and u.game.public_action_name(action, seat) in SECRET_DECISIONS
+        # The engine's secret actions (a steal decision) would tell who was asked: never printed.
+        secret = bool(humans) and action in u.game.secret_actions
         if not secret:
             write(f"{agent}: {shown}")
         if humans and u.game.game_name == "not_your_mas_jong" and shown.startswith("discard"):
