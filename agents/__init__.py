@@ -4,11 +4,25 @@
     bot = make_agent("heuristic", game="neu", num_players=4, seed=0)
     action = bot.act(observation)            # observation = env.last()[0]
     mine = make_agent("bots.py:Greedy", game="neu", num_players=4, seed=0)   # your own class
+
+Many games at once: an agent may also have ``act_batch(obs, mask, seat) -> actions``
+over the arrays of `envs.vector_env` (float32 ``[N, obs_size]``, int8 ``[N, A]``,
+int64 ``[N]`` -> int64 ``[N]``, the move ``act`` would make in every row). It is
+optional: ``agents.can_act_batch(agent)`` tells, and agents without it take the
+one-move-at-a-time path. The random and heuristic agents have it (the heuristics
+as compiled kernels that make the readable files' moves); your own class may
+add it, with ``seed_rows(rows, seeds)`` if it draws random numbers. The contract
+is in `agents.base`.
+
+    import envs
+    venv = envs.vector_env("neu", num_envs=1024, num_players=4, seed=0)
+    obs, mask, seat = venv.reset()
+    actions = bot.act_batch(obs, mask, seat)
 """
 
 from __future__ import annotations
 
-from agents.base import Agent, RandomAgent
+from agents.base import Agent, RandomAgent, can_act_batch
 from agents.spec import BUILTIN_KINDS, make_from_spec, spec_label
 
 AGENT_KINDS = BUILTIN_KINDS
@@ -41,4 +55,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["Agent", "RandomAgent", "make_agent", "make_agents", "spec_label", "AGENT_KINDS", "PPOAgent"]
+__all__ = ["Agent", "RandomAgent", "can_act_batch", "make_agent", "make_agents", "spec_label", "AGENT_KINDS", "PPOAgent"]

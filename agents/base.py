@@ -1,8 +1,68 @@
-"""The one Agent interface: an agent maps an observation dict to an action, and is seeded."""
+"""The one Agent interface: an agent maps an observation dict to an action, and is seeded.
+
+Agents may also act for many games at once (the *batched protocol*), which is
+what lets tournaments and training run on the batched engines
+(`envs.vector_env`) without one Python call per move:
+
+``act_batch(obs, mask, seat) -> actions``
+    ``obs`` float32 ``[N, obs_size]``, ``mask`` int8 (or bool) ``[N, num_actions]``
+    and ``seat`` int64 ``[N]`` are exactly the arrays ``envs.vector_env(...).reset()``
+    and ``.step()`` return: batch row ``t`` is one game, ``seat[t]`` the seat to act
+    there, ``obs[t]`` that seat's observation (the AEC layout, seat-relative) and
+    ``mask[t]`` its legal actions. It returns an integer array ``[N]`` (int64) with a
+    legal action for every row: row ``t``'s move must be the one ``act()`` would return
+    for ``{"observation": obs[t], "action_mask": mask[t]}`` from the same agent state.
+    A row whose mask is all zeros is a ``ValueError``, as in ``act``.
+
+The method is optional. `can_act_batch(agent)` says whether an agent has it;
+tools that run games in batches use it when every agent at a table can, and
+take the one-move-at-a-time path (``act`` on AEC envs) otherwise, so an agent
+without it works everywhere. A subclass of a built-in agent that changes how
+it decides (overrides a method the decision uses) loses the inherited
+``act_batch`` (it is ``None`` there), because the compiled kernel would not
+know the change.
+
+Two more optional hooks, for agents that draw random numbers or keep memory:
+
+``seed_rows(rows, seeds)``
+    ``rows`` int ``[k]``, ``seeds`` int ``[k, num_players]``: from now on, seat
+    ``s`` at batch row ``rows[i]`` draws from its own stream, the one
+    ``seed(seeds[i, s])`` would give a one-game agent. A runner calls it when
+    rows start new games, with the seeds it would give each seat's agent, and
+    then gets the moves the per-game agents would make (see `RandomAgent`).
+``reset_rows(rows)``
+    the batch rows ``rows`` start new games (``reset()`` for each).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+
+def can_act_batch(agent: Any) -> bool:
+    """Does this agent implement the batched protocol (``act_batch``, see the module docstring)?"""
+    return callable(getattr(agent, "act_batch", None))
+
+
+def batch_arrays(obs: Any, mask: Any, seat: Any, obs_size: int | None = None, num_actions: int | None = None):
+    """The batched protocol's inputs as contiguous float32 ``[N, obs_size]``, int8 ``[N, A]`` and
+    int64 ``[N]`` arrays; ValueError names what is wrong (the shapes, a row with no legal action)."""
+    obs = np.ascontiguousarray(obs, dtype=np.float32)
+    mask = np.asarray(mask)
+    mask = np.ascontiguousarray(mask.view(np.int8) if mask.dtype == np.bool_ else mask, dtype=np.int8)
+    seat = np.ascontiguousarray(seat, dtype=np.int64)
+    if obs.ndim != 2 or mask.ndim != 2 or seat.ndim != 1 or not obs.shape[0] == mask.shape[0] == seat.shape[0]:
+        raise ValueError(f"act_batch expects obs [N, obs_size], mask [N, num_actions] and seat [N], got {obs.shape}, {mask.shape} and {seat.shape}")
+    if obs_size is not None and obs.shape[1] != obs_size:
+        raise ValueError(f"act_batch: observations have {obs.shape[1]} values, this agent's game has {obs_size}")
+    if num_actions is not None and mask.shape[1] != num_actions:
+        raise ValueError(f"act_batch: masks have {mask.shape[1]} actions, this agent's game has {num_actions}")
+    empty = np.flatnonzero(~mask.any(axis=1))
+    if empty.size:
+        raise ValueError(f"act_batch: all-zeros action mask at batch row(s) {empty[:10].tolist()}")
+    return obs, mask, seat
 
 
 class Agent:
@@ -11,6 +71,7 @@ class Agent:
     An agent is built for one game and player count, because observation
     layouts depend on both. It sees only what the env gives its seat: the
     observation dict ``{"observation": float32 vector, "action_mask": int8 vector}``.
+    ``act_batch`` (many games at once) is optional: see the module docstring.
     """
 
     name = "agent"
@@ -40,10 +101,42 @@ class Agent:
 
 
 class RandomAgent(Agent):
-    """Uniform over the legal actions."""
+    """Uniform over the legal actions: ``legal[rng.integers(len(legal))]`` (no draw when one move is legal).
+
+    ``act_batch`` makes the same draws, compiled, in one of two ways:
+
+    * **one stream** (the default, and again after every ``seed(...)``): the
+      agent's own generator serves the rows in order, so ``act_batch`` returns
+      exactly what ``act`` would for row 0, row 1, ... called one after the
+      other, and leaves the generator where those calls would;
+    * **a stream per (row, seat)**, after ``seed_rows(rows, seeds)``: seat ``s``
+      at row ``rows[i]`` then draws from ``numpy.random.default_rng(seeds[i, s])``,
+      the generator of ``RandomAgent(game, n, seed=seeds[i, s])``. Calling
+      ``seed_rows`` for a row whenever it starts a game, with the seed each
+      seat's one-game agent would get, reproduces those agents' moves exactly.
+      Every row asked about must have been seeded this way.
+    """
 
     name = "random"
+
+    def seed(self, seed: int | None) -> None:
+        super().seed(seed)
+        self._row_streams = None  # [rows, num_players, 5] PCG64 states, once seed_rows is called
+        self._row_seeded = None
 
     def act(self, observation: dict) -> int:
         legal = self.legal_actions(observation)
         return int(legal[self.rng.integers(legal.size)])
+
+    def seed_rows(self, rows: Any, seeds: Any) -> None:
+        from agents.random_batch import seed_streams
+
+        self._row_streams, self._row_seeded = seed_streams(self._row_streams, self._row_seeded, rows, seeds, self.num_players)
+
+    def act_batch(self, obs: Any, mask: Any, seat: Any) -> np.ndarray:
+        from agents.random_batch import draw_rows
+
+        _, mask, seat = batch_arrays(obs, mask, seat)
+        if self._row_streams is None:
+            return draw_rows(mask, seat, generator=self.rng)
+        return draw_rows(mask, seat, streams=self._row_streams, seeded=self._row_seeded)
