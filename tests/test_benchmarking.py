@@ -206,7 +206,7 @@ def test_workers_from_a_script_without_main_guard_and_from_stdin(tmp_path):
 
 def test_workers_that_cannot_start_say_so_in_one_line(tmp_path):
     # With spawn (the default outside Linux) an unguarded script re-runs itself in each worker.
-    script = 'import experiments.tournament as T\nT.start_method = lambda: "spawn"\n' + SCRIPT
+    script = 'import experiments.tournament.runner as R\nR.start_method = lambda: "spawn"\n' + SCRIPT
     (tmp_path / "script.py").write_text(script)
     r = run_py("", tmp_path, timeout=90, args=("script.py",))
     assert r.returncode != 0
@@ -334,7 +334,9 @@ def test_ctrl_c_while_reports_are_written_leaves_nothing(tmp_path, monkeypatch):
     def interrupted(res, out):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(T, "plot", interrupted)
+    from experiments.tournament import reports
+
+    monkeypatch.setattr(reports, "plot", interrupted)
     out = tmp_path / "new"
     for extra in (["--out", str(out)], []):
         try:

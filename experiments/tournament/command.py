@@ -1,0 +1,142 @@
+"""The tournament command and the flags it shares with `experiments.compare`.
+
+    python -m experiments.tournament --game neu --players 4 --agents heuristic,random --deals 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from experiments.cli import ArgumentParser
+from experiments.tournament import seating
+from experiments.tournament.match import AgentError
+from experiments.tournament.reports import markdown, write_reports
+from experiments.tournament.runner import run_tournament
+from experiments.tournament.seating import BACKENDS, ENGINES, MODES, ON_ERROR, AgentSpec, distinct
+
+
+def parse_agents(text: str, parser: argparse.ArgumentParser) -> list[AgentSpec]:
+    """--agents: comma-separated specs; each must build (so a typo fails before any game)."""
+    from agents import AGENT_KINDS
+
+    items = [a.strip() for a in text.split(",") if a.strip()]
+    if not items:
+        parser.error(f"--agents is empty; valid agents: {', '.join(AGENT_KINDS)}, ppo:PATH, FILE.py:Name, package.module:Name, label=SPEC")
+    specs = [AgentSpec.of(a) for a in items]
+    try:
+        distinct(specs)
+    except ValueError as e:
+        parser.error(str(e))
+    return specs
+
+
+def add_run_flags(p: argparse.ArgumentParser, workers_default: int) -> None:
+    """The flags `tournament` and `compare` share."""
+    from experiments import cli
+
+    p.add_argument("--seed", type=cli.seed, default=0, help="base seed of every deal and agent")
+    p.add_argument("--workers", type=cli.count, default=workers_default, help="parallel processes (results do not depend on it)")
+    p.add_argument("--db", default=None, help="append every game to this SQLite file (see experiments.record)")
+    p.add_argument("--on-error", choices=ON_ERROR, default="raise",
+                   help="an agent that fails: stop with an error naming it, or forfeit that game and go on")
+    p.add_argument("--move-timeout", type=cli.positive_seconds, default=None, help="seconds an agent may take per move (default: no limit)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--engine", default="auto", choices=ENGINES,
+                   help="auto: the batched engine for every table whose agents all act in batches (act_batch), one env "
+                        "per game otherwise; vector: insist on the batched engine; aec: one env per game (the records are the same)")
+    p.add_argument("--backend", default="local", choices=BACKENDS,
+                   help="local: --workers processes on this machine; ray: Ray tasks on a cluster (see docs/distributed.md)")
+    p.add_argument("--ray-address", default=None,
+                   help="with --backend ray: HOST:PORT of a running cluster's head, or 'auto' to join the one this machine "
+                        "belongs to (default: start Ray on this machine, every core)")
+
+
+def check_backend(p: argparse.ArgumentParser, args: argparse.Namespace, specs: Sequence[AgentSpec], game: str, num_players: int) -> None:
+    """With --backend ray: join the cluster and make sure every agent reaches its workers (one-line errors, exit 2)."""
+    if args.backend != "ray":
+        if args.ray_address is not None:
+            p.error("--ray-address needs --backend ray")
+        return
+    import functools
+
+    from train.distributed import check_travel, connect
+
+    try:
+        connect(args.ray_address)
+        check_travel({s.name: s for s in distinct(specs)}, functools.partial(AgentSpec.make, game=game, num_players=num_players, seed=0))
+    except (ImportError, ConnectionError, ValueError) as e:
+        p.error(str(e))
+
+
+def finish_run(results: list[dict], args: argparse.Namespace, out, metadata: dict, prefix: str, link_latest: bool,
+               header: str = "", notes: Sequence[str] = ()):
+    """Write the reports into a fresh folder, record the run in --db, then move the folder into place."""
+    from experiments import cli, record
+
+    with cli.ReportFolder(out, prefix=prefix, link_latest=link_latest) as folder:
+        write_reports(results, folder.path, plots=not args.no_plots, metadata=metadata, header=header, notes=notes)
+        if args.db:
+            record.write_run(args.db, results, metadata)
+        return folder.commit()
+
+
+def run_cli(main_body) -> int:
+    """Run a command: an agent failure or a failure to start workers is one line and exit 1, Ctrl-C exit 130."""
+    try:
+        return main_body()
+    except (AgentError, RuntimeError) as e:
+        sys.stderr.write(f"error: {e}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted; nothing was written\n")
+        return 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import envs
+    from experiments import cli, record
+
+    p = ArgumentParser(prog="python -m experiments.tournament", description="Duplicate-deal tournament between agents.")
+    p.add_argument("--game", default="neu", help=f"one of: {', '.join(envs.GAMES)}")
+    p.add_argument("--players", type=cli.count, default=None, help="player count (default: the game's default)")
+    p.add_argument("--agents", default="heuristic,random",
+                   help="comma-separated agents (see --mode): random, heuristic, ppo, ppo:PATH, FILE.py:Name, package.module:Name, label=SPEC")
+    p.add_argument("--mode", default=None, choices=MODES, help="how agents become tables (default: fill, or round-robin for more agents than seats)")
+    p.add_argument("--deals", type=cli.count, default=500, help="deals per table; each is played once per seat rotation")
+    add_run_flags(p, workers_default=1)
+    p.add_argument("--plain", action="store_true", help="an independent deal per game instead of duplicate deals")
+    p.add_argument("--out", default=None, help="new folder for JSON/CSV/Markdown/PNG (default: results/tournament-<time>)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--save-replays", default=None, metavar="DIR", help="also write every game as DIR/*.replay.jsonl (see experiments.replay)")
+    p.add_argument("--games", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.games is not None:
+        p.error("a tournament plays one game, --game NAME; the number of deals is --deals N")
+
+    specs = parse_agents(args.agents, p)
+    try:
+        n = seating.check_game(args.game, args.players)
+        seating.check_agents((s for t in seating.make_tables(specs, n, args.mode) for s in t), args.game, n)
+        seating.check_settings(seed=args.seed, workers=args.workers, move_timeout=args.move_timeout, backend=args.backend,
+                               engine=args.engine, deals=args.deals)
+    except ValueError as e:
+        p.error(str(e))
+    check_backend(p, args, specs, args.game, n)
+    out = cli.check_out(args.out, p)
+    if args.db and (why := record.check_db(args.db)):
+        p.error(why)
+    metadata = cli.run_metadata(cli.command_line("python -m experiments.tournament", argv), args.seed, deals=args.deals)
+
+    def body() -> int:
+        res = run_tournament(args.game, specs, n, args.deals, args.seed, args.workers, args.mode, not args.plain,
+                             progress=not args.quiet, on_error=args.on_error, move_timeout=args.move_timeout,
+                             save_replays=args.save_replays, backend=args.backend, ray_address=args.ray_address, engine=args.engine)
+        final = finish_run([res], args, out, metadata, prefix="tournament-", link_latest=False)
+        print(markdown([res], notes=False), end="")
+        print(f"{res['games_played']} games in {res['wall_s']:.1f} s; wrote {final}/" + (f" and {args.db}" if args.db else ""))
+        return 0
+
+    return run_cli(body)
+
