@@ -30,6 +30,8 @@ the actions to that seat.
 from __future__ import annotations
 
 import json
+import os
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -159,11 +161,32 @@ def record(game: str, num_players: int, seed: int, agents: Sequence[str], moves:
 
 
 def write(path: str | Path, replay: Replay) -> Path:
+    """Write a replay file; FileExistsError when `path` exists (a replay is never overwritten).
+
+    The text goes to a temporary file that is then linked to `path`: the link
+    fails when `path` exists, and an interrupted write leaves no half-written replay.
+    """
     path = Path(path)
     if not path.name.endswith(SUFFIX):
         path = path.with_name(path.name + SUFFIX)
-    path.write_text(replay.dumps())
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "x", encoding="utf-8") as f:
+            f.write(replay.dumps())
+        os.link(tmp, path)  # atomic, and refuses an existing name
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
+
+
+def write_new(folder: Path, stem: str, replay: Replay) -> Path:
+    """Write under ``<stem>.replay.jsonl`` or, when that is taken, the first free ``<stem>-2``, ``-3``, ..."""
+    for k in range(1, 100_000):
+        try:
+            return write(folder / f"{stem}{'' if k == 1 else f'-{k}'}{SUFFIX}", replay)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{folder}: no free name for {stem}{SUFFIX}")
 
 
 def loads(text: str, where: str = "replay") -> Replay:
@@ -177,23 +200,9 @@ def loads(text: str, where: str = "replay") -> Replay:
 
     try:
         head = json.loads(lines[0])
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         raise bad(0, "the header is not JSON") from None
-    if not isinstance(head, dict) or head.get("format") != FORMAT:
-        raise bad(0, f"not a {FORMAT} header")
-    if head.get("version") != VERSION:
-        raise bad(0, f"format version {head.get('version')!r}; this cardzoo reads version {VERSION}")
-    try:
-        rep = Replay(
-            game=str(head["game"]),
-            num_players=int(head["num_players"]),
-            seed=int(head["seed"]),
-            agents=[str(a) for a in head["agents"]],
-            rule_options=dict(head.get("rule_options") or {}),
-            cardzoo=str(head.get("cardzoo", "")),
-        )
-    except (KeyError, TypeError, ValueError) as e:
-        raise bad(0, f"header field missing or malformed: {e}") from None
+    rep = from_header(head, f"{where}:1")
     for i, line in enumerate(lines[1:], start=1):
         try:
             item = json.loads(line)
@@ -216,16 +225,45 @@ def loads(text: str, where: str = "replay") -> Replay:
 
 def read(path: str | Path) -> Replay:
     path = Path(path)
-    return loads(path.read_text(), where=str(path))
+    return loads(path.read_text(encoding="utf-8"), where=str(path))
 
 
-def read_header(path: str | Path) -> dict:
-    """Only the first line (cheap, for listing a folder of replays)."""
-    with open(path) as f:
-        head = json.loads(f.readline())
+def from_header(head: Any, where: str = "replay") -> Replay:
+    """A Replay without moves from a parsed header line; ValueError naming the first field that does not fit."""
+    import envs
+
+    def bad(what: str) -> ValueError:
+        return ValueError(f"{where}: {what}")
+
     if not isinstance(head, dict) or head.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a {FORMAT} file")
-    return head
+        raise bad(f"not a {FORMAT} header")
+    if head.get("version") != VERSION:
+        raise bad(f"format version {head.get('version')!r}; this cardzoo reads version {VERSION}")
+    game, n, seed, agents, options = (head.get(k) for k in ("game", "num_players", "seed", "agents", "rule_options"))
+    if game not in envs.available_games():
+        raise bad(f"header field game is {str(game)[:40]!r}, not one of {', '.join(envs.available_games())}")
+    cls = engine_class(game)
+    if type(n) is not int or not cls.min_players <= n <= cls.max_players:
+        raise bad(f"header field num_players must be an integer from {cls.min_players} to {cls.max_players}")
+    if type(seed) is not int or seed < 0:
+        raise bad("header field seed must be a non-negative integer")
+    if not (isinstance(agents, list) and len(agents) == n and all(isinstance(a, str) for a in agents)):
+        raise bad(f"header field agents must be a list of {n} strings, one per seat")
+    if options is not None and not isinstance(options, dict):
+        raise bad("header field rule_options must be an object")
+    return Replay(game=game, num_players=n, seed=seed, agents=list(agents), rule_options=dict(options or {}),
+                  cardzoo=str(head.get("cardzoo", "")))
+
+
+def read_header(path: str | Path) -> Replay:
+    """Only the first line, checked (cheap, for listing a folder of replays); a Replay without moves."""
+    with open(path, encoding="utf-8") as f:
+        line = f.readline()
+    try:
+        head = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        raise ValueError(f"{path}:1: the header is not JSON") from None
+    return from_header(head, f"{path}:1")
 
 
 def load(path: str | Path) -> Replay:
@@ -260,7 +298,8 @@ def save_records(records: list[dict], folder: str | Path, game: str, num_players
                  rule_options: dict | None = None) -> list[Path]:
     """Write the tournament records that carry "moves" as replay files (the moves are taken out of the records).
 
-    One file per game, named ``<game>-<n>p-t<table>-d<deal>-r<rotation>.replay.jsonl``.
+    One file per game, named ``<game>-<n>p-t<table>-d<deal>-r<rotation>.replay.jsonl``; a name
+    already taken (an earlier run into the same folder) gets ``-2``, ``-3``, ... before the suffix.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -270,6 +309,5 @@ def save_records(records: list[dict], folder: str | Path, game: str, num_players
         if moves is None or r.get("forfeit"):
             continue  # a game an agent forfeited does not replay to an end
         rep = record(game, num_players, r["deal_seed"], r["agents"], moves, r["scores"], r["ranks"], rule_options)
-        name = f"{game}-{num_players}p-t{r['table']}-d{r['deal']}-r{r['rotation']}{SUFFIX}"
-        written.append(write(folder / name, rep))
+        written.append(write_new(folder, f"{game}-{num_players}p-t{r['table']}-d{r['deal']}-r{r['rotation']}", rep))
     return written

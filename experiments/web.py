@@ -15,11 +15,24 @@ a For You offer stays secret). The spectator view (``render()``: every hand)
 is sent only when asked for by name, and a seat's view never carries the
 replay's seed or its actions, which would give the deal away.
 
-API (JSON; errors are ``{"error": "<one line>"}`` with status 400, or 404 for
-an unknown id):
+Only this server's own page may drive it: every request must carry the
+``Host`` the server is bound to (a rebinding DNS name is refused), an
+``Origin``, when present, must be that host, and a POST must be
+``Content-Type: application/json`` (a cross-site form or ``no-cors`` fetch
+cannot send that). Bodies are bounded (MAX_BODY, MAX_JSON_DEPTH, MAX_DIGITS)
+whatever ``Content-Length`` says; a body that is not read closes the connection.
+Bots are the built-in kinds only (BOT_KINDS); a request never names a file,
+a module or a checkpoint path.
 
-* ``GET /api/setup`` -> the games (with their player counts) and bot kinds.
-* ``GET /api/replays`` -> ``{"replays": [{"id", "game", "players", "agents"}, ...]}``
+API (JSON; errors are ``{"error": "<one line>"}`` with a 4xx status: 400 for
+a bad request, 403 for another site, 404 for an unknown id, 411/413/415 for a
+body without a length, too long, or not JSON):
+
+* ``GET /api/setup`` -> the games (with their player counts, rule options and
+  bot kinds per player count).
+* ``GET /api/replays`` -> ``{"replays": [{"id", "game", "players", "agents"} or
+  {"id", "unreadable": "<why>"}, ...], "max_bytes"}``: a file over
+  MAX_REPLAY_BYTES or with a header that does not check is never parsed.
 * ``GET /api/replays/<id>?view=<seat>|spectator`` (default seat 0) -> the
   game's header and ``frames``: one before the first move and one after each
   move, each ``{"step", "move": {"seat", "name"} | null, "text", "to_act",
@@ -28,8 +41,8 @@ an unknown id):
   holding a legal steal) come without seats, as one frame per discard, and
   ``to_act`` is null while they are pending.
 * ``POST /api/games`` with ``{"game", "players", "human", "bots", "seed",
-  "rule_options"}`` (all but ``game`` optional; ``bots`` is an agent kind or
-  one kind per seat) starts a game; the bots play up to the human's first
+  "rule_options"}`` (all but ``game`` optional; ``bots`` is one of BOT_KINDS or
+  one per seat) starts a game; the bots play up to the human's first
   decision.
 * ``POST /api/games/<id>/act`` with ``{"action": <int>}`` or ``{"name":
   "play 5"}`` plays the human's move, then the bots' moves up to the human's
@@ -43,8 +56,11 @@ an unknown id):
 
 from __future__ import annotations
 
+import copy
 import json
+import re
 import secrets
+import socket
 import sys
 import threading
 import time
@@ -63,8 +79,16 @@ STATIC = Path(__file__).with_name("web_static")
 STATIC_FILES = {"/": ("index.html", "text/html; charset=utf-8"), "/app.js": ("app.js", "text/javascript; charset=utf-8")}
 MAX_GAMES = 64  # open games kept at once
 IDLE_S = 30 * 60  # an open game nobody touched for this long is dropped
-MAX_BODY = 64 * 1024
+MAX_BODY = 64 * 1024  # bytes in one request body; a longer one is refused unread
+MAX_JSON_DEPTH = 8  # nesting of a request body (the API's own bodies are 3 deep)
+MAX_DIGITS = 19  # digits of one number in a request body
+MAX_SEED = 2**63 - 1
+REQUEST_TIMEOUT_S = 20  # a client that stops sending mid-request is dropped after this long
 MAX_REPLAYS = 5000  # files listed from one folder
+MAX_REPLAY_BYTES = 1 << 20  # a longer replay file is listed as unreadable and never parsed
+REPLAY_CACHE = 64  # parsed replays kept
+BOT_KINDS = ("random", "heuristic", "ppo")  # all a request may seat: ppo plays a shipped checkpoint
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 FRAME_CACHE = 16  # (replay, view) frame lists kept
 MAX_BOT_STEPS = 100_000  # moves in one request: more is a bug in an engine or a bot
 
@@ -73,8 +97,16 @@ class ApiError(Exception):
     """An answer other than 200: status and a one-line reason."""
 
     def __init__(self, status: int, message: str):
-        super().__init__(message)
+        super().__init__(" ".join(message.split())[:500])
         self.status = status
+
+
+def one_line(error: BaseException, path: Path | None = None) -> str:
+    """An exception as one short line, without the server's folder names."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    if path is not None:
+        text = text.replace(str(path), path.name)
+    return text[:300]
 
 
 # -- frames: one seat's view of a game ---------------------------------------------------
@@ -85,11 +117,10 @@ def parse_view(text: str | None, num_players: int) -> int | str:
     t = text.strip().lower()
     if t == "spectator":
         return "spectator"
-    if t.startswith("player_"):
-        t = t[len("player_"):]
-    if t.isdigit() and int(t) < num_players:
-        return int(t)
-    raise ApiError(400, f"view must be a seat from 0 to {num_players - 1} or 'spectator', got {text!r}")
+    m = re.fullmatch(r"(?:player_)?([0-9]{1,3})", t)  # ASCII digits only: "²".isdigit() is True
+    if m and int(m.group(1)) < num_players:
+        return int(m.group(1))
+    raise ApiError(400, f"view must be a seat from 0 to {num_players - 1} or 'spectator', got {text[:40]!r}")
 
 
 # Public move names of decisions where *who* is asked may be a secret: in Not Your Ma's Jong a
@@ -149,52 +180,101 @@ def replay_frames(rep: replay_format.Replay, view: int | str) -> list[dict]:
 
 # -- replays on disk -------------------------------------------------------------------
 class ReplayFolder:
-    """The replay files under one folder, by id (the path below the folder, without the suffix)."""
+    """The replay files under one folder, by id (the path below the folder, without the suffix).
+
+    Each file is parsed once while it keeps its modification time and size (its header for the
+    list, the whole file when it is opened); a file over MAX_REPLAY_BYTES, or whose header does
+    not check, is listed as unreadable, with the reason, and never parsed.
+    """
 
     def __init__(self, folder: str | Path | None):
         self.folder = Path(folder) if folder is not None else None
-        self._headers: dict[Path, tuple[float, dict | None]] = {}
+        self._headers: dict[Path, tuple[tuple, replay_format.Replay | str]] = {}
+        self._replays: OrderedDict = OrderedDict()  # (path, mtime, size) -> Replay | str
         self._frames: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
     def index(self) -> dict[str, Path]:
         if self.folder is None or not self.folder.is_dir():
             return {}
+        root = self.folder.resolve()
         paths = sorted(self.folder.rglob("*" + replay_format.SUFFIX))[:MAX_REPLAYS]
-        return {p.relative_to(self.folder).as_posix()[: -len(replay_format.SUFFIX)]: p for p in paths}
+        # A link to a file outside the folder is not served.
+        return {p.relative_to(self.folder).as_posix()[: -len(replay_format.SUFFIX)]: p
+                for p in paths if p.resolve().is_relative_to(root) and p.is_file()}
 
-    def header(self, path: Path) -> dict | None:
-        mtime = path.stat().st_mtime
+    @staticmethod
+    def _stamp(path: Path) -> tuple:
+        st = path.stat()
+        return (st.st_mtime_ns, st.st_size)
+
+    def _too_big(self, stamp: tuple) -> str | None:
+        if stamp[1] > MAX_REPLAY_BYTES:
+            return f"{stamp[1]:,} bytes, over the {MAX_REPLAY_BYTES:,}-byte limit for a replay file"
+        return None
+
+    def header(self, path: Path) -> replay_format.Replay | str:
+        """The checked header (a Replay without moves), or why the file cannot be read."""
+        stamp = self._stamp(path)
         cached = self._headers.get(path)
-        if cached is None or cached[0] != mtime:
-            try:
-                head = replay_format.read_header(path)
-            except (OSError, ValueError, UnicodeDecodeError):
-                head = None  # not a replay: left out of the list
-            cached = self._headers[path] = (mtime, head)
+        if cached is None or cached[0] != stamp:
+            head: replay_format.Replay | str | None = self._too_big(stamp)
+            if head is None:
+                try:
+                    head = replay_format.read_header(path)
+                except (OSError, ValueError, UnicodeDecodeError) as e:
+                    head = one_line(e, path)
+            cached = self._headers[path] = (stamp, head)
         return cached[1]
+
+    def replay(self, rid: str) -> tuple[replay_format.Replay, tuple]:
+        """The whole replay, parsed once per (file, mtime, size); ApiError when it is unknown or unreadable."""
+        path = self.index().get(rid)
+        if path is None:
+            raise ApiError(404, f"no replay {rid[:80]!r}")
+        stamp = self._stamp(path)
+        key = (path, *stamp)
+        with self._lock:
+            rep = self._replays.get(key)
+            if rep is not None:
+                self._replays.move_to_end(key)
+        if rep is None:
+            rep = self._too_big(stamp)
+            if rep is None:
+                try:
+                    rep = replay_format.read(path)
+                except (OSError, ValueError, UnicodeDecodeError, RecursionError) as e:
+                    rep = one_line(e, path)
+            with self._lock:
+                self._replays[key] = rep
+                while len(self._replays) > REPLAY_CACHE:
+                    self._replays.popitem(last=False)
+        if isinstance(rep, str):
+            raise ApiError(400, f"replay {rid!r} cannot be read: {rep}")
+        return rep, key
 
     def listing(self) -> list[dict]:
         out = []
         with self._lock:
-            for rid, path in self.index().items():
-                head = self.header(path)
-                if head is None:
+            index = self.index()
+            for gone in set(self._headers) - set(index.values()):
+                del self._headers[gone]
+            for rid, path in index.items():
+                try:
+                    head = self.header(path)
+                except OSError as e:  # removed while listing
+                    head = one_line(e, path)
+                if isinstance(head, str):
+                    out.append({"id": rid, "unreadable": head})
                     continue
                 # No seed here: a seat's viewer must not be handed the deal.
-                out.append({"id": rid, "game": head.get("game"), "players": head.get("num_players"), "agents": head.get("agents")})
+                out.append({"id": rid, "game": head.game, "players": head.num_players, "agents": head.agents})
         return out
 
     def get(self, rid: str, view_text: str | None) -> dict:
-        path = self.index().get(rid)
-        if path is None:
-            raise ApiError(404, f"no replay {rid!r}")
-        try:
-            rep = replay_format.read(path)
-        except (OSError, ValueError, UnicodeDecodeError) as e:
-            raise ApiError(400, f"replay {rid!r} cannot be read: {e}") from None
+        rep, key = self.replay(rid)
         view = parse_view(view_text, rep.num_players)
-        key = (path, path.stat().st_mtime, view)
+        key = (*key, view)
         with self._lock:
             frames = self._frames.get(key)
             if frames is not None:
@@ -203,7 +283,7 @@ class ReplayFolder:
             try:
                 frames = replay_frames(rep, view)
             except ValueError as e:
-                raise ApiError(400, f"replay {rid!r} does not replay: {e}") from None
+                raise ApiError(400, f"replay {rid!r} does not replay: {one_line(e)}") from None
             with self._lock:
                 self._frames[key] = frames
                 while len(self._frames) > FRAME_CACHE:
@@ -224,17 +304,47 @@ class ReplayFolder:
 
 
 # -- games against the bots --------------------------------------------------------------
-class LiveGame:
-    def __init__(self, game: str, players: int, human: int, bots: list[str], seed: int, rule_options: dict):
+class Bots:
+    """The bots a request may seat: the built-in kinds only (BOT_KINDS), never a file, module or
+    path named by the request; ppo plays the shipped checkpoint, read once per server."""
+
+    def __init__(self):
+        self._ppo: dict[tuple[str, int], Any] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def kinds(game: str, players: int) -> list[str]:
+        """The kinds that can play `game` with `players`: ppo only where a checkpoint is shipped."""
+        from agents.ppo import checkpoint_path
+
+        return [k for k in BOT_KINDS if k != "ppo" or checkpoint_path(game, players).is_file()]
+
+    def make(self, kind: str, game: str, players: int, seed: int):
         from agents import make_agent
 
+        if kind != "ppo":
+            return make_agent(kind, game, players, seed=seed)
+        with self._lock:
+            template = self._ppo.get((game, players))
+            if template is None:
+                from agents.ppo import PPOAgent
+
+                template = self._ppo[(game, players)] = PPOAgent.for_game(game, players)
+        bot = copy.copy(template)  # the weights are shared and only read; the random stream is the bot's own
+        bot.seed(seed)
+        return bot
+
+
+class LiveGame:
+    def __init__(self, game: str, players: int, human: int, bots: list[str], seed: int, rule_options: dict,
+                 maker: Bots):
         engine_cls = replay_format.engine_class(game)
         self.engine = engine_cls(players, **rule_options)
         self.engine.reset(np.random.default_rng(seed))
         self.game, self.players, self.human, self.seed = game, players, human, seed
         self.kinds = bots
         # Each bot's own stream, from the game's seed: the same seed and the same human moves give the same game.
-        self.bots = [None if s == human else make_agent(bots[s], game, players, seed=seed * 7919 + s) for s in range(players)]
+        self.bots = [None if s == human else maker.make(bots[s], game, players, seed * 7919 + s) for s in range(players)]
         self.step = 0
         self.touched = time.monotonic()
 
@@ -286,7 +396,7 @@ def _int(body: dict, key: str, default: Any = None) -> Any:
         return default
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    raise ApiError(400, f"{key} must be an integer, got {value!r}")
+    raise ApiError(400, f"{key} must be an integer, got {repr(value)[:40]}")
 
 
 class GameTable:
@@ -298,6 +408,7 @@ class GameTable:
         self.games: OrderedDict[str, LiveGame] = OrderedDict()
         self.max_games, self.idle_s = max_games, idle_s
         self.lock = threading.Lock()
+        self.bots = Bots()
 
     def _drop_stale(self) -> None:
         now = time.monotonic()
@@ -308,14 +419,13 @@ class GameTable:
 
     def create(self, body: dict) -> dict:
         import envs
-        from agents import AGENT_KINDS
 
         unknown = sorted(set(body) - set(self.FIELDS))
         if unknown:
-            raise ApiError(400, f"unknown field(s) {', '.join(unknown)}; valid fields: {', '.join(self.FIELDS)}")
+            raise ApiError(400, f"unknown field(s) {', '.join(u[:40] for u in unknown[:5])}; valid fields: {', '.join(self.FIELDS)}")
         game = body.get("game")
         if not isinstance(game, str) or game not in envs.available_games():
-            raise ApiError(400, f"unknown game {game!r}; valid games: {', '.join(envs.available_games())}")
+            raise ApiError(400, f"unknown game {str(game)[:40]!r}; valid games: {', '.join(envs.available_games())}")
         engine_cls = replay_format.engine_class(game)
         players = _int(body, "players", engine_cls.default_players)
         if not engine_cls.min_players <= players <= engine_cls.max_players:
@@ -326,20 +436,24 @@ class GameTable:
         bots = body.get("bots", "heuristic")
         if isinstance(bots, str):
             bots = [bots] * players
-        if not (isinstance(bots, list) and len(bots) == players and all(isinstance(b, str) for b in bots)):
-            raise ApiError(400, f"bots must be an agent kind ({', '.join(AGENT_KINDS)}) or a list of {players}, one per seat")
+        # The same answer for every string that is not a built-in kind: the server never says
+        # whether a file or module of that name exists, and never looks.
+        if not (isinstance(bots, list) and len(bots) == players and all(isinstance(b, str) and b in BOT_KINDS for b in bots)):
+            raise ApiError(400, f"bots must be one of {', '.join(BOT_KINDS)}, or a list of {players} of them, one per seat")
+        if "ppo" in bots and "ppo" not in self.bots.kinds(game, players):
+            raise ApiError(400, f"no ppo checkpoint is shipped for {game} with {players} players; bots: {', '.join(self.bots.kinds(game, players))}")
         seed = _int(body, "seed")
         if seed is None:
             seed = secrets.randbits(32)
-        if seed < 0:
-            raise ApiError(400, f"seed must be a non-negative integer, got {seed}")
+        if not 0 <= seed <= MAX_SEED:
+            raise ApiError(400, f"seed must be an integer from 0 to 2**63 - 1, got {seed}")
         options = body.get("rule_options") or {}
         if not isinstance(options, dict):
-            raise ApiError(400, f"rule_options must be an object, got {options!r}")
+            raise ApiError(400, f"rule_options must be an object, got {str(options)[:40]}")
         try:
-            live = LiveGame(game, players, human, bots, seed, options)
-        except (ValueError, TypeError, FileNotFoundError, ImportError) as e:
-            raise ApiError(400, " ".join(str(e).split()) or type(e).__name__) from None
+            live = LiveGame(game, players, human, bots, seed, options, self.bots)
+        except ValueError as e:  # the engine's rule-option checks
+            raise ApiError(400, one_line(e)) from None
         frames = [frame(live.engine, human, 0, None)] + live.bots_move()
         gid = secrets.token_hex(8)
         with self.lock:
@@ -382,21 +496,76 @@ class GameTable:
 
 
 def setup() -> dict:
-    """What the page's play form offers: the games with their player counts, and the bot kinds."""
+    """What the page's play form offers: each game with its player counts, its rule options
+    and the bot kinds per player count."""
     import envs
-    from agents import AGENT_KINDS
 
     games = []
     for g in envs.available_games():
         cls = replay_format.engine_class(g)
-        games.append({"game": g, "min_players": cls.min_players, "max_players": cls.max_players, "default_players": cls.default_players})
-    return {"games": games, "bots": list(AGENT_KINDS)}
+        options = [{"name": name, "default": replay_format.jsonable(default), "help": help}
+                   for name, (default, _, help) in cls.OPTIONS.items()]
+        bots = {n: Bots.kinds(g, n) for n in range(cls.min_players, cls.max_players + 1)}
+        games.append({"game": g, "min_players": cls.min_players, "max_players": cls.max_players,
+                      "default_players": cls.default_players, "rule_options": options, "bots": bots})
+    return {"games": games, "bots": list(BOT_KINDS)}
 
 
 # -- HTTP ------------------------------------------------------------------------------
+def json_depth(raw: bytes) -> int:
+    """How deeply `raw`'s arrays and objects nest (brackets inside strings do not count)."""
+    brackets = re.sub(rb'"(?:[^"\\]|\\.)*"', b"", raw).translate(None, delete=bytes(set(range(256)) - set(b"[]{}")))
+    depth = deepest = 0
+    for b in brackets:
+        depth += 1 if b in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _small_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ApiError(400, f"a number in the request body has more than {MAX_DIGITS} digits")
+    return int(text)
+
+
+def _no_constant(text: str) -> None:
+    raise ApiError(400, f"{text} is not JSON")
+
+
+def parse_body(raw: bytes) -> dict:
+    """The request body as a JSON object, checked before parsing: nesting, number sizes."""
+    if json_depth(raw) > MAX_JSON_DEPTH:
+        raise ApiError(400, f"request body nests deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        body = json.loads(raw or b"null", parse_int=_small_int, parse_constant=_no_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ApiError(400, f"request body is not JSON: {e}") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "request body must be a JSON object")
+    return body
+
+
+def allowed_hosts(host: str, port: int) -> frozenset[str]:
+    """The Host headers this server answers: the address it is bound to (and the loopback names
+    when it listens on loopback or on every address), with its port. Any other name, as a
+    rebinding DNS name would give, is refused."""
+    names = {host.lower()}
+    if host in LOOPBACK or host in ("", "0.0.0.0", "::"):
+        names |= set(LOOPBACK)
+    names -= {"", "0.0.0.0", "::"}
+    out = set()
+    for n in names:
+        n = f"[{n}]" if ":" in n else n
+        out.add(f"{n}:{port}")
+        if port == 80:
+            out.add(n)
+    return frozenset(out)
+
+
 class Handler(BaseHTTPRequestHandler):
     server: "WebServer"
     protocol_version = "HTTP/1.1"
+    timeout = REQUEST_TIMEOUT_S  # on the socket: a stalled client cannot hold a thread
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:
@@ -407,56 +576,107 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Content-Security-Policy", "frame-ancestors 'none'")
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(body)
 
     def _json(self, status: int, obj: Any) -> None:
         self._send(status, json.dumps(obj, separators=(",", ":")).encode(), "application/json")
 
-    def _route(self, method: str) -> None:
+    def _check_origin(self) -> None:
+        """Only this server's own page may call it: the Host is the bound address, a present Origin is it too."""
+        hosts = self.server.hosts
+        host = (self.headers.get("Host") or "").strip().lower()
+        if host not in hosts:
+            raise ApiError(403, f"Host {host[:80]!r} is not this server's address ({', '.join(sorted(hosts))})")
+        origin = self.headers.get("Origin")
+        if origin is not None and origin.strip().lower() not in {f"http://{h}" for h in hosts}:
+            raise ApiError(403, f"cross-origin request from {origin[:80]!r} refused")
+
+    def _read_body(self) -> bytes:
+        """The request body, bounded by MAX_BODY whatever Content-Length says. Anything else
+        closes the connection unread (see `_refuse`): a body left on it must not be taken
+        for the next request."""
+        if self.headers.get("Transfer-Encoding") is not None:
+            raise ApiError(411, "send the body with a Content-Length, not a Transfer-Encoding")
+        given = self.headers.get_all("Content-Length") or []
+        if len(given) != 1:
+            raise ApiError(411, "a POST needs exactly one Content-Length")
+        text = given[0].strip()
+        if not (text.isascii() and text.isdigit()):
+            raise ApiError(400, f"Content-Length must be a non-negative integer, got {text[:20]!r}")
+        if len(text) > 9 or int(text) > MAX_BODY:
+            raise ApiError(413, f"request body over {MAX_BODY} bytes")
+        length = int(text)
         try:
+            raw = self.rfile.read(length)
+        except (TimeoutError, OSError):
+            raise ApiError(408, f"request body not sent within {REQUEST_TIMEOUT_S} s") from None
+        if len(raw) != length:
+            raise ApiError(400, "request body shorter than its Content-Length")
+        self._body_read = True
+        return raw
+
+    def _refuse(self, e: ApiError) -> None:
+        """Answer an error; when the body was not read, close the connection after taking at most
+        MAX_BODY bytes of what arrived (so that the client gets the answer before the close)."""
+        unread = self.command == "POST" and not self._body_read
+        if unread:
+            self.close_connection = True
+        self._json(e.status, {"error": str(e)})
+        if unread:
+            try:
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_WR)
+                self.connection.settimeout(0.2)
+                taken = 0
+                while taken < MAX_BODY:
+                    chunk = self.connection.recv(MAX_BODY - taken)
+                    if not chunk:
+                        break
+                    taken += len(chunk)
+            except OSError:
+                pass
+
+    def _route(self, method: str) -> None:
+        self._body_read = False
+        try:
+            self._check_origin()
             url = urlsplit(self.path)
             parts = [unquote(p) for p in url.path.split("/")[1:]]
+            if method == "POST":
+                ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+                if ctype != "application/json":
+                    raise ApiError(415, f"a POST must have Content-Type: application/json, got {ctype[:40]!r}")
+                body = parse_body(self._read_body())
             if method == "GET" and url.path in STATIC_FILES:
                 name, ctype = STATIC_FILES[url.path]
                 self._send(200, (STATIC / name).read_bytes(), ctype)
             elif method == "GET" and parts == ["api", "setup"]:
-                self._json(200, setup())
+                self._json(200, self.server.setup)
             elif method == "GET" and parts == ["api", "replays"]:
-                self._json(200, {"replays": self.server.replays.listing()})
+                self._json(200, {"replays": self.server.replays.listing(), "max_bytes": MAX_REPLAY_BYTES})
             elif method == "GET" and len(parts) >= 3 and parts[:2] == ["api", "replays"]:
                 query = parse_qs(url.query)
                 view = query.get("view", [None])[-1]
                 self._json(200, self.server.replays.get("/".join(parts[2:]), view))
             elif method == "POST" and parts == ["api", "games"]:
-                self._json(200, self.server.games.create(self._body()))
+                self._json(200, self.server.games.create(body))
             elif method == "POST" and len(parts) == 4 and parts[:2] == ["api", "games"] and parts[3] == "act":
-                self._json(200, self.server.games.act(parts[2], self._body()))
+                self._json(200, self.server.games.act(parts[2], body))
             else:
-                raise ApiError(404, f"nothing at {method} {url.path}")
+                raise ApiError(404, f"nothing at {method} {url.path[:80]}")
         except ApiError as e:
-            self._json(e.status, {"error": str(e)})
+            self._refuse(e)
         except Exception as e:  # a bug in an engine or a bot: say so in one line, keep serving
             import traceback
 
             traceback.print_exc()
-            self._json(500, {"error": f"internal error: {type(e).__name__}: {' '.join(str(e).split())}"})
-
-    def _body(self) -> dict:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            raise ApiError(400, "bad Content-Length") from None
-        if length > MAX_BODY:
-            raise ApiError(400, f"request body over {MAX_BODY} bytes")
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw or b"null")
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ApiError(400, f"request body is not JSON: {e}") from None
-        if not isinstance(body, dict):
-            raise ApiError(400, "request body must be a JSON object")
-        return body
+            self.close_connection = True
+            self._json(500, {"error": f"internal error: {type(e).__name__}: {one_line(e)}"})
 
     def do_GET(self) -> None:
         self._route("GET")
@@ -473,6 +693,8 @@ class WebServer(ThreadingHTTPServer):
         self.replays = ReplayFolder(replays)
         self.games = GameTable()
         self.verbose = verbose
+        self.hosts = allowed_hosts(host, self.server_address[1])
+        self.setup = setup()
 
     @property
     def url(self) -> str:

@@ -29,21 +29,28 @@ from tests.helpers import cli_error_line
 
 
 @contextlib.contextmanager
-def serve(folder=None):
-    """A real server on a free loopback port, in a thread; yields its base URL."""
+def running(folder=None):
+    """A real server on a free loopback port, in a thread; yields the server."""
     server = web.WebServer(folder, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield server.url.rstrip("/")
+        yield server
     finally:
         server.shutdown()
         server.server_close()
 
 
-def request(method: str, url: str, body=None, raw: bytes | None = None) -> tuple[int, dict]:
+@contextlib.contextmanager
+def serve(folder=None):
+    """A real server on a free loopback port, in a thread; yields its base URL."""
+    with running(folder) as server:
+        yield server.url.rstrip("/")
+
+
+def request(method: str, url: str, body=None, raw: bytes | None = None, headers: dict | None = None) -> tuple[int, dict]:
     data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
     try:
         with urllib.request.urlopen(req, timeout=30) as res:
             return res.status, json.loads(res.read())
@@ -52,10 +59,30 @@ def request(method: str, url: str, body=None, raw: bytes | None = None) -> tuple
 
 
 def record_games(folder: Path, game: str, seed: int = 0) -> list[dict]:
-    """One deal of `game` (every seat rotation) between the heuristic and random bots, saved as replays."""
-    n = tournament.check_game(game, None)
-    table = [tournament.AgentSpec.of("heuristic")] + [tournament.AgentSpec.of("random")] * (n - 1)
-    return tournament.play(game, [table], n, range(1), seed, progress=False, save_replays=folder)
+    """One deal of `game` at its default player count, the heuristic in each seat in turn against
+    random bots, saved as replays ``<game>-<n>p-t0-d0-r<rotation>``; the records of the games."""
+    from agents import make_agent
+
+    cls = replay.engine_class(game)
+    n, deal_seed = cls.default_players, 1000 + seed
+    records = []
+    for rotation in range(n):
+        kinds = ["heuristic" if s == rotation else "random" for s in range(n)]
+        bots = [make_agent(k, game, n, seed=seed * 100 + rotation * n + s) for s, k in enumerate(kinds)]
+        engine = cls(n)
+        engine.reset(np.random.default_rng(deal_seed))
+        moves = []
+        while not engine.game_over:
+            s = engine.current_player
+            action = int(bots[s].act({"observation": engine.observe(s), "action_mask": engine.legal_mask()}))
+            moves.append((s, action))
+            engine.step(action)
+        scores, ranks = [int(x) for x in engine.scores], [int(x) for x in engine.ranks()]
+        rep = replay.record(game, n, deal_seed, kinds, moves, scores, ranks)
+        replay.write(folder / f"{game}-{n}p-t0-d0-r{rotation}", rep)
+        records.append({"table": 0, "deal": 0, "rotation": rotation, "agents": kinds, "deal_seed": deal_seed,
+                        "scores": scores, "ranks": ranks})
+    return records
 
 
 @pytest.fixture(scope="module")
@@ -371,7 +398,7 @@ def test_bad_game_requests_get_400_with_one_line():
             ("POST", "/api/games", {"game": "neu", "players": 9}, "neu takes 2 to"),
             ("POST", "/api/games", {"game": "neu", "players": 2.5}, "players must be an integer, got 2.5"),
             ("POST", "/api/games", {"game": "neu", "human": 4}, "human must be a seat from 0 to 3"),
-            ("POST", "/api/games", {"game": "neu", "bots": "genius"}, "unknown agent kind 'genius'"),
+            ("POST", "/api/games", {"game": "neu", "bots": "genius"}, "bots must be one of random, heuristic, ppo"),
             ("POST", "/api/games", {"game": "neu", "colour": "red"}, "unknown field(s) colour"),
             ("POST", "/api/games", {"game": "deadfall", "rule_options": {"rounds": 0}}, "bad rule option rounds=0"),
             ("POST", "/api/games", [1, 2], "must be a JSON object"),
@@ -421,3 +448,229 @@ def test_cli_serves_on_loopback_and_says_so(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# -- attacks: each refused with a 4xx, and the server keeps serving -------------------------------
+def raw_http(url: str, data: bytes, wait: float = 5.0) -> bytes:
+    """Send `data` as it is on a new connection; what came back until the server closed it or went quiet."""
+    import socket
+
+    host, port = url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=wait) as sock:
+        try:
+            sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        out = b""
+        try:
+            while chunk := sock.recv(65536):
+                out += chunk
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return out
+
+
+def statuses(answer: bytes) -> list[int]:
+    return [int(m) for m in __import__("re").findall(rb"HTTP/1\.[01] (\d{3}) ", answer)]
+
+
+def post_raw(url: str, path: str, body: bytes, headers: dict) -> bytes:
+    host = url.split("//")[1]
+    head = "".join(f"{k}: {v}\r\n" for k, v in {"Host": host, **headers}.items())
+    return f"POST {path} HTTP/1.1\r\n{head}\r\n".encode() + body
+
+
+def still_serves(url: str) -> None:
+    status, got = request("GET", f"{url}/api/setup")
+    assert status == 200 and got["games"], "the server stopped serving"
+    status, got = request("POST", f"{url}/api/games", {"game": "neu", "seed": 1})
+    assert status == 200 and got["id"], "the server stopped starting games"
+
+
+def test_bots_come_only_from_the_built_in_kinds(tmp_path):
+    planted = tmp_path / "evil.py"
+    marker = tmp_path / "ran"
+    planted.write_text(f"open({str(marker)!r}, 'w').write('x')\nclass Evil:\n    def act(self, obs): return 0\n")
+    with serve() as url:
+        errors = set()
+        for bots in ["os:abort", f"{planted}:Evil", "ppo:/etc/passwd", "ppo:/no/such.pt", "genius", "x=random",
+                     " random", "agents.base:RandomAgent", ["random", "os:abort", "random", "random"], 7]:
+            status, got = request("POST", f"{url}/api/games", {"game": "neu", "bots": bots, "seed": 1})
+            assert status == 400, (bots, got)
+            errors.add(got["error"])
+        # one answer for all: nothing tells which files or modules exist
+        assert errors == {"bots must be one of random, heuristic, ppo, or a list of 4 of them, one per seat"}
+        assert not marker.exists(), "the server ran a file a request named"
+        status, got = request("POST", f"{url}/api/games", {"game": "neu", "players": 3, "bots": "ppo", "seed": 1})
+        assert status == 400 and "no ppo checkpoint is shipped for neu with 3 players" in got["error"]
+        still_serves(url)
+
+
+def test_ppo_checkpoints_are_read_once_per_server(monkeypatch):
+    from agents.ppo import PPOAgent
+
+    loads = []
+    real = PPOAgent.for_game.__func__
+    monkeypatch.setattr(PPOAgent, "for_game", classmethod(lambda cls, *a, **k: loads.append(a) or real(cls, *a, **k)))
+    table = web.GameTable()
+    first = table.create({"game": "neu", "players": 4, "bots": "ppo", "seed": 3})
+    second = table.create({"game": "neu", "players": 4, "bots": "ppo", "seed": 3})
+    assert len(loads) == 1, f"the checkpoint was read {len(loads)} times for two games"
+    assert first["frames"] == second["frames"] and first["legal"] == second["legal"]
+    assert first["agents"] == ["you", "ppo", "ppo", "ppo"]
+    # the bots of the two games are separate objects with their own random streams
+    a, b = (table.games[g["id"]].bots[1] for g in (first, second))
+    assert a is not b and a.rng is not b.rng and a._layers is b._layers
+
+
+def test_requests_from_other_sites_are_refused():
+    with running() as server:
+        url = server.url.rstrip("/")
+        port = server.server_address[1]
+        body = {"game": "neu", "seed": 1}
+        cases = [
+            ({"Content-Type": "text/plain"}, 415, "Content-Type: application/json"),  # a no-cors form or fetch
+            ({"Content-Type": "application/x-www-form-urlencoded"}, 415, "Content-Type"),
+            ({"Host": f"evil.example:{port}"}, 403, "is not this server's address"),  # DNS rebinding
+            ({"Host": "127.0.0.1:1"}, 403, "is not this server's address"),
+            ({"Origin": "http://evil.example"}, 403, "cross-origin request from 'http://evil.example' refused"),
+            ({"Origin": f"http://127.0.0.1:{port + 1}"}, 403, "cross-origin"),
+            ({"Origin": "null"}, 403, "cross-origin"),
+        ]
+        for headers, status_wanted, message in cases:
+            status, got = request("POST", f"{url}/api/games", body, headers=headers)
+            assert status == status_wanted and message in got["error"], (headers, got)
+            assert len(server.games.games) == 0, f"a game was started by a refused request {headers}"
+        status, got = request("GET", f"{url}/api/replays", headers={"Host": "attacker.example"})
+        assert status == 403
+        answer = raw_http(url, b"GET / HTTP/1.1\r\n\r\n")  # no Host at all
+        assert statuses(answer) == [403]
+        # the page's own origin and the loopback names work
+        for headers in [{"Origin": f"http://127.0.0.1:{port}"}, {"Host": f"localhost:{port}", "Origin": f"http://localhost:{port}"},
+                        {"Content-Type": "application/json; charset=utf-8"}]:
+            status, got = request("POST", f"{url}/api/games", body, headers=headers)
+            assert status == 200, (headers, got)
+        still_serves(url)
+
+
+def test_allowed_hosts_follow_the_bound_address():
+    assert web.allowed_hosts("127.0.0.1", 8000) == {"127.0.0.1:8000", "localhost:8000", "[::1]:8000"}
+    assert web.allowed_hosts("192.168.1.5", 80) == {"192.168.1.5:80", "192.168.1.5"}
+    assert "evil.example:8000" not in web.allowed_hosts("0.0.0.0", 8000)
+
+
+def test_bodies_are_bounded_whatever_content_length_says(monkeypatch):
+    monkeypatch.setattr(web.Handler, "timeout", 1.0)
+    with running() as server:
+        url = server.url.rstrip("/")
+        ok = json.dumps({"game": "neu", "seed": 1}).encode()
+        json_type = {"Content-Type": "application/json"}
+        for length, status_wanted in [(None, 411), ("-1", 400), ("abc", 400), ("1e3", 400), (str(10**12), 413),
+                                      ("9" * 5000, 413), (str(64 * 1024 + 1), 413)]:
+            headers = dict(json_type) if length is None else {**json_type, "Content-Length": length}
+            answer = raw_http(url, post_raw(url, "/api/games", ok, headers))
+            assert statuses(answer) == [status_wanted], (length, answer[:200])
+            assert b"Connection: close" in answer
+        # A body over the limit is not read: what follows it is not taken for a second request.
+        smuggled = post_raw(url, "/api/games", ok, {**json_type, "Content-Length": str(len(ok))})
+        big = 70_000
+        answer = raw_http(url, post_raw(url, "/api/games", smuggled + b" " * (big - len(smuggled)),
+                                        {**json_type, "Content-Length": str(big)}))
+        assert statuses(answer) in ([413], [])  # [] when the close came first (a reset)
+        # Two headers that disagree, a chunked body
+        answer = raw_http(url, post_raw(url, "/api/games", ok, {**json_type, "Content-Length": str(len(ok))}).replace(
+            b"\r\n\r\n", f"\r\nContent-Length: {len(ok) + 5}\r\n\r\n".encode(), 1))
+        assert statuses(answer) == [411]
+        answer = raw_http(url, post_raw(url, "/api/games", b"0\r\n\r\n", {**json_type, "Transfer-Encoding": "chunked"}))
+        assert statuses(answer) == [411]
+        assert len(server.games.games) == 0, "a refused or smuggled body started a game"
+        # A body shorter than its length: the thread gives up after the timeout, others are served meanwhile.
+        import time
+
+        t0 = time.monotonic()
+        answer = raw_http(url, post_raw(url, "/api/games", ok[:5], {**json_type, "Content-Length": str(len(ok))}), wait=10)
+        assert statuses(answer) in ([408], []) and time.monotonic() - t0 < 8
+        still_serves(url)
+
+
+def test_malformed_bodies_and_queries_get_a_4xx_with_one_line(recorded):
+    folder, records, url = recorded
+    r = records["neu"][0]
+    cases = [
+        (b'{"game": "neu", "rule_options": ' + b"[" * 20_000 + b"]" * 20_000 + b"}", "nests deeper than 8 levels"),
+        (b"[" * 60_000, "nests deeper"),
+        (b'{"game": "neu", "seed": ' + b"7" * 5000 + b"}", "more than 19 digits"),
+        (b'{"game": "neu", "seed": 18446744073709551616}', "more than 19 digits"),
+        (b'{"game": "neu", "seed": 9223372036854775808}', "seed must be an integer from 0 to 2**63 - 1"),
+        (b'{"game": "neu", "seed": -1}', "seed must be an integer from 0"),
+        (b'{"game": "neu", "seed": NaN}', "NaN is not JSON"),
+        (b'{"game": "neu", "seed": 1e400}', "seed must be an integer"),
+        (b'{"game": "neu", "players": "' + b"x" * 50_000 + b'"}', "players must be an integer"),
+        (b'{"game": "' + b"\xff" * 10 + b'"}', "not JSON"),
+        (b'{"game": "deadfall", "rule_options": {"rounds": [[[1]]]}}', "bad rule option rounds"),
+        (b'{"game": "deadfall", "rule_options": {"nope": 1}}', "unknown rule option(s) nope"),
+    ]
+    for raw, message in cases:
+        status, got = request("POST", f"{url}/api/games", raw=raw)
+        assert status == 400 and message in got["error"], (raw[:60], got)
+        assert "\n" not in got["error"] and len(got["error"]) <= 500
+    for view in ["%C2%B2", "%EF%BC%91", "1e3", "-1", "player_" + "9" * 4000, "0x1"]:
+        status, got = request("GET", f"{url}/api/replays/{rid('neu', r)}?view={view}")
+        assert status == 400 and "view must be a seat" in got["error"], (view, got)
+    still_serves(url)
+
+
+def test_replay_files_are_capped_and_parsed_once(tmp_path, monkeypatch):
+    record_games(tmp_path, "deadfall")
+    good = sorted(tmp_path.glob("*" + replay.SUFFIX))
+    lines = good[0].read_text().splitlines()
+    huge = tmp_path / ("huge" + replay.SUFFIX)
+    huge.write_text(lines[0] + "\n" + "\n".join(lines[1:-1]) * (web.MAX_REPLAY_BYTES // len("\n".join(lines[1:-1])) + 1) + "\n")
+    assert huge.stat().st_size > web.MAX_REPLAY_BYTES
+    head = json.loads(lines[0])
+    (tmp_path / ("bad-agents" + replay.SUFFIX)).write_text(json.dumps({**head, "agents": 5}) + "\n" + "\n".join(lines[1:]))
+    (tmp_path / ("bad-game" + replay.SUFFIX)).write_text(json.dumps({**head, "game": "../../etc"}) + "\n")
+    (tmp_path / ("deep" + replay.SUFFIX)).write_text("[" * 100_000 + "\n")
+    parsed = []
+    real_read, real_header = replay.read, replay.read_header
+    monkeypatch.setattr(replay, "read", lambda p: parsed.append(Path(p).name) or real_read(p))
+    monkeypatch.setattr(replay, "read_header", lambda p: parsed.append("head " + Path(p).name) or real_header(p))
+    with serve(tmp_path) as url:
+        for _ in range(3):
+            status, listing = request("GET", f"{url}/api/replays")
+            assert status == 200
+        entries = {e["id"]: e for e in listing["replays"]}
+        assert len(entries) == len(good) + 4 and listing["max_bytes"] == web.MAX_REPLAY_BYTES
+        assert "over the 1,048,576-byte limit" in entries["huge"]["unreadable"]
+        assert "agents must be a list of 4 strings" in entries["bad-agents"]["unreadable"]
+        assert "game is '../../etc'" in entries["bad-game"]["unreadable"]
+        assert "not JSON" in entries["deep"]["unreadable"]
+        assert all("unreadable" not in entries[p.name[: -len(replay.SUFFIX)]] for p in good)
+        for name in ["huge", "bad-agents", "deep"]:
+            status, got = request("GET", f"{url}/api/replays/{name}")
+            assert status == 400 and "cannot be read" in got["error"] and str(tmp_path) not in got["error"], got
+        good_id = good[0].name[: -len(replay.SUFFIX)]
+        for view in ["0", "1", "spectator", "0"]:
+            status, _ = request("GET", f"{url}/api/replays/{good_id}?view={view}")
+            assert status == 200
+        assert "huge" + replay.SUFFIX not in parsed and "head huge" + replay.SUFFIX not in parsed, "the oversized file was parsed"
+        assert parsed.count(good[0].name) == 1, f"parsed {parsed.count(good[0].name)} times"
+        assert sum(1 for p in parsed if p.startswith("head ")) == len(good) + 3, "headers parsed more than once"
+        # a changed file is read again
+        good[0].write_text(good[0].read_text() + "\n")
+        status, _ = request("GET", f"{url}/api/replays/{good_id}?view=1")
+        assert status == 200 and parsed.count(good[0].name) == 2
+        still_serves(url)
+
+
+def test_saved_replays_never_overwrite(tmp_path):
+    records = record_games(tmp_path, "neu")
+    first = {p.name: p.read_text() for p in tmp_path.glob("*" + replay.SUFFIX)}
+    rep = replay.read(tmp_path / ("neu-4p-t0-d0-r0" + replay.SUFFIX))
+    with pytest.raises(FileExistsError):
+        replay.write(tmp_path / "neu-4p-t0-d0-r0", rep)
+    again = [{**r, "moves": list(rep.moves)} for r in records[:1]]
+    written = replay.save_records(again, tmp_path, "neu", 4)
+    assert [p.name for p in written] == ["neu-4p-t0-d0-r0-2" + replay.SUFFIX]
+    assert {p.name: p.read_text() for p in tmp_path.glob("*" + replay.SUFFIX) if p.name in first} == first
+    assert not list(tmp_path.glob(".*tmp")), "a temporary file was left behind"

@@ -9,13 +9,15 @@ nothing is downloaded at run time. Without either, the tests skip and say which 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import urllib.request
 
 import pytest
 
 from experiments import replay
-from tests.test_web import record_games, serve
+from tests.test_web import record_games, running, serve
 
 pytestmark = pytest.mark.browser
 
@@ -112,3 +114,44 @@ def test_play_a_whole_neu_game_by_clicking(page, site, tmp_path):
     shot = tmp_path / "play.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
+
+
+def test_a_page_on_another_origin_cannot_drive_the_server(browser, tmp_path):
+    """Another site the user has open (here a second local server on another port) tries the
+    requests a browser lets any page send: a no-cors text/plain POST, a form POST, and a CORS
+    fetch with JSON (which needs a preflight). None may start a game."""
+    import http.server
+    import threading
+
+    with running() as server:
+        target = server.url.rstrip("/")
+        body = json.dumps({"game": "neu", "bots": "random", "seed": 1})
+        (tmp_path / "index.html").write_text(f"""<!doctype html><body>
+<form id=f method=POST action="{target}/api/games" enctype="text/plain" target=sink>
+<input name='{body[:-1]}, "x": "' value='"}}'></form><iframe name=sink></iframe>
+<script>
+const url = "{target}/api/games", body = {json.dumps(body)};
+const tries = [
+  fetch(url, {{method: "POST", mode: "no-cors", headers: {{"Content-Type": "text/plain"}}, body}}).then(() => "sent", (e) => "failed"),
+  fetch(url, {{method: "POST", headers: {{"Content-Type": "application/json"}}, body}}).then((r) => "read " + r.status, (e) => "failed"),
+];
+Promise.all(tries).then((r) => {{ document.getElementById("f").submit(); window.results = r; }});
+</script></body>""")
+        handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(tmp_path), **k)
+        other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=other.serve_forever, daemon=True).start()
+        try:
+            context = browser.new_context()
+            page = context.new_page()
+            page.goto(f"http://127.0.0.1:{other.server_address[1]}/index.html")
+            page.wait_for_function("window.results !== undefined", timeout=10_000)
+            results = page.evaluate("window.results")
+            page.wait_for_timeout(500)  # the form's POST
+            context.close()
+        finally:
+            other.shutdown()
+            other.server_close()
+        assert results[1] == "failed", f"a cross-origin page read the server's answer: {results}"
+        assert not server.games.games, "a page on another origin started a game"
+        with urllib.request.urlopen(target + "/api/setup", timeout=10) as res:
+            assert res.status == 200  # and the server still serves
