@@ -3,6 +3,12 @@
 * The random agent's compiled draws are NumPy's: one stream serves the rows in
   order as ``act`` would, and per-(row, seat) streams after ``seed_rows`` give
   the moves of one seeded agent per game and seat.
+* Each heuristic's kernel makes the readable heuristic's move: games are played
+  on `envs.vector_env` (every game, every player count, rule options besides the
+  defaults), and at every step the kernel's move for every row is compared with
+  ``act()`` on that row's observation, whoever is to move there (half the seats
+  play the kernel's move, half a random one, so the games reach varied states).
+  Under ``HYPOTHESIS_PROFILE=large`` each case plays 40 times as many games.
 """
 
 from __future__ import annotations
@@ -12,8 +18,12 @@ import pytest
 
 pytest.importorskip("numba")
 
+import envs  # noqa: E402
 from agents import RandomAgent, can_act_batch, make_agent  # noqa: E402
 from agents.base import Agent  # noqa: E402
+from agents.heuristic import HEURISTICS, heuristic_class  # noqa: E402
+from agents.heuristic.neu import NeuHeuristic  # noqa: E402
+from tests.conftest import player_counts, scaled  # noqa: E402
 
 
 def random_masks(rnd, rows: int, actions: int) -> np.ndarray:
@@ -89,3 +99,83 @@ def test_can_act_batch():
 
     assert can_act_batch(make_agent("random", "neu", 4, seed=0))
     assert not can_act_batch(OneAtATime("neu", 4))
+
+
+# -- the heuristics' kernels against the readable heuristics ------------------------------------
+
+# Rule options besides the defaults: short games (more restarts), other marks, truncated rounds.
+VARIANTS = {
+    "deadfall": [{"rounds": 2}, {"starting_chips": 3, "rounds": 30}],
+    "not_for_me": [{"rounds": 1}, {"rounds": 2, "max_round_steps": 30, "hand_marks": (0, 1, 2, 3, 4, 10)}],
+    "not_your_mas_jong": [{"steal_phase": "eligible"}],
+}
+HEURISTIC_CASES = [(g, n, {}) for g in HEURISTICS for n in player_counts(g)] + [
+    (g, n, o) for g in HEURISTICS for o in VARIANTS.get(g, []) for n in player_counts(g)]
+# Per case: tables, games to finish (x40 under `large`) and a cap on steps; Ma's Jong games are
+# long and its readable heuristic the slowest, so it gets fewer tables.
+BUDGET = {"not_your_mas_jong": (8, 8, 3000)}
+
+
+def play_and_compare(game: str, num_players: int, options: dict, bot, seed: int = 0) -> tuple[int, int]:
+    """Play on a vector env, comparing ``bot.act_batch`` with ``bot.act`` on every row at every
+    step; returns (games finished, moves compared)."""
+    tables, games, steps = BUDGET.get(game, (16, 24, 1500))
+    venv = envs.vector_env(game, tables, num_players, seed=1000 * num_players + seed, **options)
+    rnd = np.random.default_rng(seed)
+    rows = np.arange(tables)
+    obs, mask, seat = venv.reset()
+    finished = compared = 0
+    for step in range(scaled(steps)):
+        if finished >= scaled(games):
+            break
+        got = bot.act_batch(obs, mask, seat)
+        want = np.array([bot.act({"observation": obs[t], "action_mask": mask[t]}) for t in rows])
+        bad = np.flatnonzero(got != want)
+        if bad.size:
+            t = bad[0]
+            raise AssertionError(
+                f"{game} {num_players}p {options} step {step}: kernel and readable heuristic differ at rows "
+                f"{bad.tolist()}; row {t}: kernel {got[t]}, readable {want[t]}, legal {np.flatnonzero(mask[t]).tolist()}, "
+                f"observation {obs[t].tolist()}")
+        compared += tables
+        random_moves = np.array([rnd.choice(np.flatnonzero(m)) for m in mask])
+        obs, mask, seat, _, done = venv.step(np.where((seat + rows) % 2 == 0, got, random_moves))
+        finished += int(done.sum())
+    return finished, compared
+
+
+@pytest.mark.parametrize("game, num_players, options", HEURISTIC_CASES, ids=lambda x: str(x).replace(" ", ""))
+def test_heuristic_kernel_makes_the_readable_move(game, num_players, options):
+    bot = make_agent("heuristic", game, num_players, seed=0)
+    assert can_act_batch(bot)
+    finished, compared = play_and_compare(game, num_players, options, bot)
+    assert finished >= 1 and compared > 0
+
+
+def test_subclasses_keep_act_batch_only_when_the_kernel_knows_the_change():
+    bolder = type("Bolder", (NeuHeuristic,), {"attack_weight": 2.0, "future_weight": 0.1})
+    assert can_act_batch(bolder("neu", 4))
+    finished, _ = play_and_compare("neu", 4, {}, bolder("neu", 4), seed=1)
+    assert finished >= 1
+
+    class Cautious(NeuHeuristic):
+        def stuck_chance(self, *args):
+            return 0.0
+
+    class Mixin:
+        def act(self, observation):
+            return super().act(observation)
+
+    assert not can_act_batch(Cautious("neu", 4))
+    assert not can_act_batch(type("Mixed", (Mixin, NeuHeuristic), {})("neu", 4))
+    for game in HEURISTICS:  # a new name or a new helper alone changes nothing
+        cls = heuristic_class(game)
+        assert can_act_batch(type("Renamed", (cls,), {"name": "mine", "helper": lambda self: 0})(game, 4 if game != "not_your_mas_jong" else 3))
+
+
+def test_heuristic_act_batch_checks_its_input():
+    bot = make_agent("heuristic", "deadfall", 4, seed=0)
+    venv = envs.vector_env("deadfall", 3, 3)
+    obs, mask, seat = venv.reset()
+    with pytest.raises(ValueError, match="observations have"):
+        bot.act_batch(obs, mask, seat)

@@ -37,7 +37,7 @@ from math import comb
 
 import numpy as np
 
-from agents.base import Agent
+from agents.heuristic.batch import KernelHeuristic
 from envs.deadfall import (A_DEAD, DOOR, NUM_RANKS, OBS_HAND, OBS_PHASE, OBS_POT, OBS_SEATS, OBS_UNSEEN, SEAT_BLOCK,
                            SEAT_CHIPS, SEAT_HAND_SIZE, SEAT_PICKED, SEAT_TOP, dead_target)
 
@@ -56,8 +56,9 @@ def no_hidden_copy(unseen_of_rank: int, unseen_total: int, in_other_hands: int) 
     return comb(unseen_total - unseen_of_rank, in_other_hands) / comb(unseen_total, in_other_hands)
 
 
-class DeadfallHeuristic(Agent):
+class DeadfallHeuristic(KernelHeuristic):
     name = "heuristic"
+    kernel = "agents.heuristic.kernels.deadfall"  # act_batch: this strategy compiled
 
     def act(self, observation: dict) -> int:
         obs = observation["observation"]

@@ -34,7 +34,7 @@ from math import comb
 
 import numpy as np
 
-from agents.base import Agent
+from agents.heuristic.batch import KernelHeuristic
 from envs.neu import A_DOUBLE, A_PASS, A_SHOT, A_TURN, CARD_101, COPIES, DOUBLE, NUM_KINDS, NUMBER_VALUES, PASS, SHOT, TURN, playable
 
 # Observation offsets (envs/neu_v0.py docstring).
@@ -47,8 +47,10 @@ FUTURE_RISK = 0.6  # my stuck chance at my next turn, discounted: someone may fa
 HIGH_TOTALS = (0, 10, 25, 101)  # future totals: new total + these (101 = "at the top")
 
 
-class NeuHeuristic(Agent):
+class NeuHeuristic(KernelHeuristic):
     name = "heuristic"
+    kernel = "agents.heuristic.kernels.neu"  # act_batch: this strategy compiled
+    kernel_params = ("attack_weight", "future_weight")
     attack_weight = ATTACK
     future_weight = FUTURE_RISK
 

@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent
+from agents.heuristic.batch import KernelHeuristic
 from envs import not_for_me as nfm
 
 CLOSE_TO_OUT = 3  # hand size at which a player is a threat to go out
 
 
-class NotForMeHeuristic(Agent):
+class NotForMeHeuristic(KernelHeuristic):
     name = "heuristic"
+    kernel = "agents.heuristic.kernels.not_for_me"  # act_batch: this strategy compiled
 
     def __init__(self, game: str, num_players: int, seed: int | None = None) -> None:
         super().__init__(game, num_players, seed)

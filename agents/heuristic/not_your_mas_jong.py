@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.base import Agent
+from agents.heuristic.batch import KernelHeuristic
 from agents.heuristic.hand_distance import shanten, shanten_each
 from envs.not_your_mas_jong import (
     A_PASS,
@@ -90,8 +90,9 @@ def distance_after_steal(hand: list[int], locked_sets: int, taken: tuple[int, in
     return min(d for d in shanten_each(after, locked_sets + 1, -1) if d is not None)
 
 
-class NotYourMasJongHeuristic(Agent):
+class NotYourMasJongHeuristic(KernelHeuristic):
     name = "heuristic"
+    kernel = "agents.heuristic.kernels.not_your_mas_jong"  # act_batch: this strategy compiled
 
     def act(self, observation: dict) -> int:
         obs = observation["observation"]

@@ -1,0 +1,131 @@
+"""`agents.heuristic.not_your_mas_jong.NotYourMasJongHeuristic`, compiled over a batch
+(see `agents.heuristic.kernels`); the hand distances come from `agents.heuristic.kernels.hand_distance`."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents.heuristic.kernels.hand_distance import shanten, shanten_each, suit_options
+from envs.not_your_mas_jong import (A_PASS, A_STEAL_WIN, COPIES, NUM_TYPES, OBS_DISCARD, OBS_HAND, OBS_PHASE, OBS_SEATS,
+                                    SEAT_BLOCK, SEAT_DISCARDS, SEAT_LOCKED, SET_STEAL_CARDS)
+
+# SET_STEAL_CARDS as an array: per card type, up to 4 rows (action, hand card, hand card), -1 past the end.
+STEALS = np.full((NUM_TYPES, 4, 3), -1, np.int64)
+for _k, _rows in enumerate(SET_STEAL_CARDS):
+    STEALS[_k, : len(_rows)] = _rows
+
+
+@njit(cache=True, inline="always")
+def _acceptance(hand, locked_sets, distance, unseen, opts, count, scratch, each):
+    shanten_each(hand, locked_sets, 1, opts, count, scratch, each)
+    total = 0
+    for k in range(NUM_TYPES):
+        if each[k] >= 0 and each[k] < distance:
+            total += unseen[k]
+    return total
+
+
+@njit(cache=True, inline="always")
+def _best_discard(mask, t, hand, locked_sets, unseen, seen, opts, count, scratch, each, after):
+    shanten_each(hand, locked_sets, -1, opts, count, scratch, after)
+    d, closest = 99, 0
+    for k in range(NUM_TYPES):
+        if mask[t, k]:
+            if after[k] < d:
+                d, closest = after[k], 0
+            if after[k] == d:
+                closest += 1
+    best, best_accept, best_seen = -1, -1, -1.0
+    for k in range(NUM_TYPES):
+        if mask[t, k] and after[k] == d:
+            if closest == 1:
+                return k
+            hand[k] -= 1
+            accept = _acceptance(hand, locked_sets, d, unseen, opts, count, scratch, each)
+            hand[k] += 1
+            # readable key (-acceptance, -seen, k), smallest first
+            if accept > best_accept or (accept == best_accept and seen[k] > best_seen):
+                best, best_accept, best_seen = k, accept, seen[k]
+    return best
+
+
+@njit(cache=True, inline="always")
+def _steal_or_pass(mask, t, hand, locked_sets, card, opts, count, scratch, after):
+    best_action = A_PASS
+    best_distance = shanten(hand, locked_sets, opts, count, scratch)
+    for j in range(4):
+        a, first, second = STEALS[card, j, 0], STEALS[card, j, 1], STEALS[card, j, 2]
+        if a < 0:
+            break
+        if mask[t, a] == 0:
+            continue
+        # readable distance_after_steal, then worth_stealing
+        if not (hand[first] >= 2 if first == second else hand[first] >= 1 and hand[second] >= 1):
+            continue
+        hand[first] -= 1
+        hand[second] -= 1
+        left = 0
+        for k in range(NUM_TYPES):
+            left += hand[k]
+        if left:
+            shanten_each(hand, locked_sets + 1, -1, opts, count, scratch, after)
+            d = 99
+            for k in range(NUM_TYPES):
+                if after[k] >= 0 and after[k] < d:
+                    d = after[k]
+            if d < best_distance:
+                best_action, best_distance = a, d
+        hand[first] += 1
+        hand[second] += 1
+    return best_action
+
+
+@njit(cache=True)
+def _act_rows(obs, mask, n, opts, count, out):
+    hand = np.zeros(NUM_TYPES, np.int64)
+    unseen = np.zeros(NUM_TYPES, np.int64)
+    seen = np.zeros(NUM_TYPES, np.float32)
+    each = np.zeros(NUM_TYPES, np.int64)
+    after = np.zeros(NUM_TYPES, np.int64)
+    scratch = np.zeros((4, 4, 2), np.int64)
+    for t in range(obs.shape[0]):
+        legal, first = 0, -1
+        for a in range(mask.shape[1]):
+            if mask[t, a]:
+                legal += 1
+                if first < 0:
+                    first = a
+        if legal == 1:
+            out[t] = first
+            continue
+        # readable read_view
+        locked = np.float32(0.0)
+        for k in range(NUM_TYPES):
+            hand[k] = int(obs[t, OBS_HAND + k])
+            locked += obs[t, OBS_SEATS + SEAT_LOCKED + k]
+            s = np.float32(0.0)
+            for r in range(n):
+                s += obs[t, OBS_SEATS + SEAT_BLOCK * r + SEAT_DISCARDS + k]
+            for r in range(n):
+                s += obs[t, OBS_SEATS + SEAT_BLOCK * r + SEAT_LOCKED + k]
+            seen[k] = s
+            unseen[k] = int(max(0.0, COPIES - obs[t, OBS_HAND + k] - s))
+        locked_sets = int(locked) // 3
+        if obs[t, OBS_PHASE] == 1:
+            if mask[t, A_STEAL_WIN]:
+                out[t] = A_STEAL_WIN
+                continue
+            card = 0
+            for k in range(1, NUM_TYPES):
+                if obs[t, OBS_DISCARD + k] > obs[t, OBS_DISCARD + card]:
+                    card = k
+            out[t] = _steal_or_pass(mask, t, hand, locked_sets, card, opts, count, scratch, after)
+        else:
+            out[t] = _best_discard(mask, t, hand, locked_sets, unseen, seen, opts, count, scratch, each, after)
+
+
+def act_batch(obs: np.ndarray, mask: np.ndarray, num_players: int) -> np.ndarray:
+    out = np.empty(obs.shape[0], np.int64)
+    _act_rows(obs, mask, num_players, *suit_options(), out)
+    return out
