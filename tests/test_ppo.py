@@ -208,11 +208,12 @@ def test_same_seed_same_weights(tmp_path, capsys):
     # The run says where it writes, how --steps was rounded and what the progress labels mean.
     folder = str(tmp_path / "a")
     assert printed[0] == f"train.ppo: neu, 3 players, run folder {folder}"
-    assert "--steps 700 is 2 update(s) of --rollout-steps 300 = 600 env steps (rounded down to whole rollouts" in printed[1]
-    assert "progress.csv" in printed[2] and "checkpoint.pt" in printed[2]
-    tensorboard = f"tensorboard --logdir {folder}" in printed[2]
-    assert tensorboard or "TensorBoard: skipped, the tensorboard package is not installed (pip install tensorboard)" in printed[2]
-    assert "vs_h = " in printed[3]
+    assert printed[1] == "  rollouts: AEC tables, 2 per worker, in this process"
+    assert "--steps 700 is 2 update(s) of --rollout-steps 300 = 600 env steps (rounded down to whole rollouts" in printed[2]
+    assert "progress.csv" in printed[3] and "checkpoint.pt" in printed[3]
+    tensorboard = f"tensorboard --logdir {folder}" in printed[3]
+    assert tensorboard or "TensorBoard: skipped, the tensorboard package is not installed (pip install tensorboard)" in printed[3]
+    assert "vs_h = " in printed[4]
     assert printed[-1].startswith("train.ppo: done, ")
     assert printed[-1].endswith(f"{folder} holds progress.csv, checkpoint.pt, final.pt" + (", TensorBoard events" if tensorboard else ""))
 
@@ -463,9 +464,10 @@ def test_shipped_checkpoints(path: Path):
         (["--self-play", "0.9", "--vs-random", "0.5"], "sum to at most 1"),
         (["--win-bonus", "-1"], "--win-bonus must be a finite number, 0 or more"),
         (["--win-bonus", "inf"], "--win-bonus must be a finite number, 0 or more"),
-        (["--run-name", "/tmp/elsewhere"], "--run-name is a folder name inside --run-dir"),
-        (["--run-name", "a/b"], "--run-name is a folder name inside --run-dir"),
-        (["--out", "runs/x", "--run-name", "y"], "give --out, or the older --run-dir/--run-name, not both"),
+        # the older spellings are gone: one spelling per flag
+        (["--run-name", "x"], "unrecognized arguments: --run-name x"),
+        (["--run-dir", "runs"], "unrecognized arguments: --run-dir runs"),
+        (["--num-workers", "1"], "unrecognized arguments: --num-workers 1"),
         # every number is finite and in range, every count bounded, before anything runs
         (["--max-grad-norm", "-1"], "--max-grad-norm must be a finite number in (0,"),
         (["--clip-coef", "nan"], "--clip-coef must be a finite number in (0,"),
@@ -482,7 +484,7 @@ def test_shipped_checkpoints(path: Path):
         (["--steps", "1e15"], "--steps must be a whole number from 1 to"),
         (["--num-envs", "100000"], "--num-envs must be a whole number from 1 to 4,096"),
         (["--workers", "-1"], "--workers must be a whole number from 0 to 64"),
-        (["--num-workers", "1000"], "--workers must be a whole number from 0 to 64"),
+        (["--workers", "1000"], "--workers must be a whole number from 0 to 64"),
         (["--hidden", "20000"], "--hidden must be a whole number from 1 to 4,096"),
         (["--update-epochs", "0"], "--update-epochs must be a whole number from 1 to 100"),
         (["--steps", "2.5"], "invalid integer value: '2.5'"),
@@ -506,15 +508,12 @@ def test_help_shows_defaults_rounding_and_progress_labels():
     assert "(default: 2000000)" in text and "(default: 0.995)" in text
     for label in ("sps =", "ret =", "vs_h =", "pool ="):
         assert label in text
-    assert "--run-name" not in text and "--num-workers" not in text  # older names work but are not advertised
     assert len([f for f in dataclasses.fields(Args)]) <= 25
     assert "--imitation-steps" not in text and "--imitation-steps" in ppo.build_parser(ppo_warmstart.Args).format_help()
 
 
-def test_older_flag_names_still_work():
-    a = parse_args(["--num-workers", "1", "--run-name", "neu_4p_bc"])
-    assert a.workers == 1 and a.out == os.path.join("runs", "neu_4p_bc")
-    assert parse_args(["--run-dir", "elsewhere"]).out == os.path.join("elsewhere", "neu_4p_plain_s1")
+def test_the_seed_defaults_to_0_as_in_every_other_command():
+    assert parse_args([]).seed == 0 and ppo.run_folder(parse_args([])) == os.path.join("runs", "neu_4p_plain_s0")
 
 
 # ---------------------------------------------------------------- run folders
@@ -648,6 +647,46 @@ def test_shipped_checkpoints_decide_as_when_they_were_trained(path: Path):
     greedy, sampled = PPOAgent.load(path, seed=0), PPOAgent.load(path, seed=7, greedy=False)
     assert [greedy.act(v) for v in views] == GOLDEN[f"{path.stem}.action"].tolist()
     assert [sampled.act(v) for v in views] == GOLDEN[f"{path.stem}.sampled_seed7"].tolist()
+
+
+def views_of(path: Path, games: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """The golden views of a shipped checkpoint and the views of a few games its own policy plays."""
+    bot = PPOAgent.load(path, seed=0)
+    obs, masks = list(GOLDEN[f"{path.stem}.observation"]), list(GOLDEN[f"{path.stem}.action_mask"])
+    env = envs.make_raw(bot.game, num_players=bot.num_players)
+    for seed in range(games):
+        env.reset(seed=seed)
+        for agent in env.agent_iter():
+            o, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            obs.append(o["observation"])
+            masks.append(o["action_mask"])
+            env.step(bot.act(o))
+    return np.stack(obs).astype(np.float32), np.stack(masks)
+
+
+@pytest.mark.parametrize("path", sorted(CHECKPOINT_DIR.glob("*.pt")), ids=lambda p: p.stem)
+def test_the_numpy_actor_is_the_network_and_act_batch_chooses_as_act(path: Path):
+    """act's numpy actor gives ActorCritic's logits, and act_batch makes act's choices row by row
+    (greedy, and sampling with the same seed), on every shipped checkpoint."""
+    obs, masks = views_of(path)
+    bot = PPOAgent.load(path, seed=0)
+    x = np.stack([bot._to_input(o, m) for o, m in zip(obs, masks)])
+    with torch.no_grad():
+        want = bot.net.masked_logits(torch.from_numpy(x), torch.from_numpy(masks.astype(bool))).numpy()
+    legal = masks.astype(bool)
+    np.testing.assert_allclose(bot._logits(x)[legal], want[legal], rtol=1e-4, atol=1e-4)
+    seats = np.zeros(len(obs), np.int64)
+    for greedy in (True, False):
+        one, many = (PPOAgent.load(path, seed=11, greedy=greedy) for _ in range(2))
+        row_by_row = [one.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)]
+        batch = many.act_batch(obs, masks, seats)
+        assert batch.shape == (len(obs),) and batch.tolist() == row_by_row
+        assert many.act_batch(obs[5:9], masks[5:9], seats[5:9]).tolist() == [one.act({"observation": o, "action_mask": m}) for o, m in zip(obs[5:9], masks[5:9])]
+    with pytest.raises(ValueError, match="act_batch takes obs"):
+        bot.act_batch(obs[0], masks[0], seats[:1])
 
 
 @pytest.mark.parametrize("path", sorted(CHECKPOINT_DIR.glob("*.json")), ids=lambda p: p.stem)

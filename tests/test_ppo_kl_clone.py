@@ -114,15 +114,15 @@ def test_a_kl_run_logs_the_kl_and_the_weight_and_eligible_rules_skip_pass_only_d
 
 def test_rules_reach_every_env_of_the_rollout():
     """steal_phase=eligible: the envs the workers play skip the pass-only decisions the default rules ask."""
-    from train.rollout import RolloutWorkers
+    from train.rollout import RolloutConfig, RolloutWorkers
 
     forced = {}
     for rules in ("", "steal_phase=eligible"):
         args = mj_run(None, "unused", rules=rules, out="")
-        workers = RolloutWorkers(args, reward_scale=1.0)
+        workers = RolloutWorkers(RolloutConfig.of(args, ppo_warmstart.variant(args), 1.0), ppo_warmstart.TeacherWorker)
         phase = workers.local.envs[0].game.options["steal_phase"]
         net = ActorCritic(workers.local.obs_size, workers.local.num_actions, workers.local.critic_size, 16)
-        batch = workers.collect(net.state_dict(), [], seed=(1, 0), num_steps=1500, teacher=True)
+        batch = workers.collect(net.state_dict(), [], seed=(1, 0), num_steps=1500)
         forced[phase] = float((batch["masks"].sum(1) == 1).mean())
     assert forced["eligible"] < 0.5 * forced["every_player"], forced
 

@@ -338,13 +338,13 @@ def test_ppo_goes_on_when_an_actor_is_killed(cluster, tmp_path, local_ppo):
     killed = []
     real_collect = ray_rollout.RayRolloutWorkers.collect
 
-    def collect_and_kill(self, policy, pool, seed, num_steps=None, teacher=False):
+    def collect_and_kill(self, policy, pool, seed, num_steps=None):
         if killed:
-            return real_collect(self, policy, pool, seed, num_steps, teacher)
+            return real_collect(self, policy, pool, seed, num_steps)
         victim = self.actors[1]
         pid = ray.get(victim.pid.remote())
         os.kill(pid, signal.SIGKILL)  # the rollout is sent to a process that is gone
-        out = real_collect(self, policy, pool, seed, num_steps, teacher)
+        out = real_collect(self, policy, pool, seed, num_steps)
         killed.append((pid, ray.get(victim.pid.remote())))
         return out
 

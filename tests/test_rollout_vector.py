@@ -12,11 +12,15 @@ import torch
 pytest.importorskip("numba")
 
 import envs  # noqa: E402
-from train.ppo import Args, gae, main, parse_args  # noqa: E402
-from train.rollout import Buffer, Table  # noqa: E402
+from train.ppo import Args, Variant, gae, main, parse_args  # noqa: E402
+from train.rollout import Buffer, RolloutConfig, Table  # noqa: E402
 from train.rollout_vector import VectorRollout, uses_vector_env  # noqa: E402
 
 SCALE = 0.01
+
+
+def config(args, variant=None) -> RolloutConfig:
+    return RolloutConfig.of(args, variant or Variant(), SCALE)
 
 
 def self_play(game="neu", players=4, num_envs=3, critic="plain", **kw):
@@ -82,7 +86,7 @@ def greedy_snapshot(net, obs, masks, gen):
                                                  ("not_for_me", 4, "plain"), ("not_your_mas_jong", 4, "global")])
 def test_transitions_are_the_aec_rollouts_on_the_same_games(game, players, critic):
     args = self_play(game, players, critic=critic)
-    rollout = Greedy(args, SCALE)
+    rollout = Greedy(config(args))
     # A share of one step per table: every table plays exactly its first game, recorded.
     batch = rollout.collect(policy(rollout), [], seed=(5, 1), num_steps=args.num_envs)
     ref = aec_batch(rollout, game, players, [rollout.table_seed + t for t in range(args.num_envs)], critic)
@@ -109,7 +113,7 @@ def chains(batch) -> list[list[int]]:
 
 def test_every_seat_stream_gets_its_rewards_and_ends_with_its_game():
     args = self_play("neu", 4, num_envs=8, rollout_steps=2000)
-    rollout = VectorRollout(args, SCALE)
+    rollout = VectorRollout(config(args))
     batch = rollout.collect(policy(rollout), [], seed=(2, 3))
     streams = chains(batch)
     # Every transition is on exactly one stream; one stream per seat per finished game, each ends done.
@@ -136,7 +140,7 @@ def test_every_seat_stream_gets_its_rewards_and_ends_with_its_game():
 
 def test_same_seed_same_batch_and_the_size_follows_the_budget():
     args = self_play("deadfall", 3, num_envs=5, rollout_steps=600)
-    rollout = VectorRollout(args, SCALE)
+    rollout = VectorRollout(config(args))
     pol = policy(rollout)
     a, b, c = (rollout.collect(pol, [], seed=s) for s in ((1, 1), (1, 1), (1, 2)))
     assert all(np.array_equal(a[k], b[k]) for k in a if isinstance(a[k], np.ndarray))
@@ -146,30 +150,30 @@ def test_same_seed_same_batch_and_the_size_follows_the_budget():
 
 @pytest.mark.parametrize("share", [1.0, 0.5])
 def test_ppo_plays_self_play_and_snapshot_tables_on_the_batched_engine(tmp_path, monkeypatch, share):
-    args = self_play("neu", 3, num_envs=4, steps=600, rollout_steps=300, seed=3, out=str(tmp_path / "run"))
+    args = self_play("neu", 3, num_envs=4, steps=1200, rollout_steps=300, seed=3, out=str(tmp_path / "run"))
     args = dataclasses.replace(args, self_play=share)
-    assert uses_vector_env(args)
+    assert uses_vector_env(config(args))
     collected = []
     original = VectorRollout.collect
     monkeypatch.setattr(VectorRollout, "collect", lambda self, *a, **k: collected.append(1) or original(self, *a, **k))
     net = main(args)
-    assert len(collected) == 2 and (tmp_path / "run" / "final.pt").is_file()
+    assert len(collected) >= 2 and (tmp_path / "run" / "final.pt").is_file()
     again = main(dataclasses.replace(args, out=str(tmp_path / "again")))
     assert all(torch.equal(v, again.state_dict()[k]) for k, v in net.state_dict().items())
 
 
 def test_tables_without_scripted_opponents_take_the_batched_engine():
-    assert not uses_vector_env(parse_args([]))  # the default mix has the heuristic and random
-    assert uses_vector_env(parse_args(["--self-play", "1", "--vs-heuristic", "0", "--vs-random", "0"]))
-    assert uses_vector_env(parse_args(["--self-play", "0.4", "--vs-heuristic", "0", "--vs-random", "0"]))
-    assert uses_vector_env(parse_args(["--self-play", "0", "--vs-heuristic", "0", "--vs-random", "0"]))
-    assert not uses_vector_env(parse_args(["--self-play", "0.9", "--vs-heuristic", "0", "--vs-random", "0.1"]))
+    assert not uses_vector_env(config(parse_args([])))  # the default mix has the heuristic and random
+    assert uses_vector_env(config(parse_args(["--self-play", "1", "--vs-heuristic", "0", "--vs-random", "0"])))
+    assert uses_vector_env(config(parse_args(["--self-play", "0.4", "--vs-heuristic", "0", "--vs-random", "0"])))
+    assert uses_vector_env(config(parse_args(["--self-play", "0", "--vs-heuristic", "0", "--vs-random", "0"])))
+    assert not uses_vector_env(config(parse_args(["--self-play", "0.9", "--vs-heuristic", "0", "--vs-random", "0.1"])))
     from train import ppo_warmstart
 
     hinted = ppo_warmstart.parse_args(["--self-play", "1", "--vs-heuristic", "0", "--vs-random", "0", "--hint"])
-    assert not uses_vector_env(hinted)
+    assert not uses_vector_env(config(hinted, ppo_warmstart.variant(hinted)))
     with pytest.raises(ValueError, match="snapshot tables"):
-        VectorRollout(hinted, SCALE)
+        VectorRollout(config(hinted, ppo_warmstart.variant(hinted)))
 
 
 @pytest.mark.parametrize("game,players", [("neu", 4), ("deadfall", 3), ("not_for_me", 4)])
@@ -178,7 +182,7 @@ def test_snapshot_tables_record_only_the_learners_seat(game, players, monkeypatc
 
     monkeypatch.setattr(rv, "snapshot_moves", greedy_snapshot)  # the same moves whichever collector asks
     args = dataclasses.replace(self_play(game, players, num_envs=12), self_play=0.0)
-    rollout = Greedy(args, SCALE)
+    rollout = Greedy(config(args))
     pool = [policy(rollout, seed=1), policy(rollout, seed=2)]
     batch = rollout.collect(policy(rollout), pool, seed=(4, 2), num_steps=args.num_envs)
     assert [t for t, _, _ in rollout.seating] == list(range(args.num_envs))  # one recorded game per table
@@ -206,7 +210,7 @@ def test_snapshot_tables_record_only_the_learners_seat(game, players, monkeypatc
 
 def test_self_play_and_snapshot_tables_mix_in_one_rollout():
     args = dataclasses.replace(self_play("neu", 4, num_envs=16, rollout_steps=4000), self_play=0.5)
-    rollout = VectorRollout(args, SCALE)
+    rollout = VectorRollout(config(args))
     batch = rollout.collect(policy(rollout), [policy(rollout, 1)], seed=(3, 3))
     kinds = {s < 0 for _, s, _ in rollout.seating}
     assert kinds == {True, False}  # both kinds of table were drawn
@@ -215,3 +219,22 @@ def test_self_play_and_snapshot_tables_mix_in_one_rollout():
     assert len(batch["episodes"]["self"]) == 4 * self_games
     assert len(batch["episodes"]["snapshot_0"]) == games - self_games
     assert len(chains(batch)) == 4 * self_games + (games - self_games)  # a stream per learner seat per game
+
+
+def test_steps_mean_what_they_say_on_the_batched_engine(tmp_path, capsys):
+    """A rollout there finishes a game on every table, far more than --rollout-steps here (4 tables of
+    Neu games against 50 steps): the updates are counted from the steps played, and the run stops at
+    or below --steps instead of playing steps // rollout_steps = 12 such rollouts."""
+    import csv
+
+    args = self_play("neu", 3, num_envs=4, steps=600, rollout_steps=50, seed=3, out=str(tmp_path / "run"))
+    main(args)
+    printed = capsys.readouterr().out
+    assert "rollouts: the batched engine (envs.vector_env), 4 tables in this process" in printed
+    assert "updates are counted from the steps played: about 12 update(s) for now" in printed
+    with open(tmp_path / "run" / "progress.csv") as f:
+        steps = [int(r["global_step"]) for r in csv.DictReader(f)]
+    per_update = np.diff([0] + steps)
+    assert per_update.min() > 3 * args.rollout_steps  # whole games on every table
+    assert steps[-1] <= args.steps < steps[-1] + per_update.max()  # no room for another update
+    assert f"now {len(steps)} update(s) in all" in printed

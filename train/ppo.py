@@ -7,10 +7,11 @@ collect a rollout, compute advantages (GAE), update with the clipped PPO
 objective, log, checkpoint. The network (`agents/network.py`) and the
 checkpoint format (`agents/checkpoint.py`) live with the agent that plays it;
 batched rollouts live in `train/rollout.py` (and, without scripted opponents, on the
-batched engine in `train/rollout_vector.py`); the warm start (imitating the
-heuristic, hand-made features, the heuristic's hint, a win bonus) is the
-variant `train/ppo_warmstart.py`, which reuses this loop; exporting a policy
-and its learning curve is `train/export.py`.
+batched engine in `train/rollout_vector.py`); the run folder and its log in
+`train/runfolder.py`; the warm start (imitating the heuristic, hand-made
+features, the heuristic's hint, a win bonus) is the variant
+`train/ppo_warmstart.py`, which extends this loop through one explicit
+`Variant`; exporting a policy and its learning curve is `train/export.py`.
 
 What is special about card games, and where it is handled:
 
@@ -39,13 +40,12 @@ without --resume or --overwrite, and a lock file keeps a second trainer out.
 
 from __future__ import annotations
 
-import argparse
-import csv
 import dataclasses
 import os
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import torch
@@ -56,10 +56,10 @@ import envs
 from agents.checkpoint import MAX_HIDDEN, make_checkpoint, save_checkpoint
 from agents.network import ActorCritic, input_size
 from train import cli
-from train.cli import check_numbers, integer, parse_rules
-from train.rollout import RolloutWorkers, measure_scales
+from train.cli import check_numbers
+from train.rollout import RolloutConfig, RolloutWorker, RolloutWorkers, measure_scales
 from train.rollout_vector import VectorRollout, uses_vector_env
-from train.runfolder import RunFolder
+from train.runfolder import RunFolder, RunLog
 
 SCALE_GAMES = 40  # random games that measure the observation and reward scales
 POOL_SIZE = 8  # most recent snapshots kept as opponents
@@ -74,8 +74,8 @@ PROGRESS_LABELS = ("progress bar: sps = env steps per second; ret = the learner'
 class Args:
     game: str = field(default="neu", metadata={"help": "which game"})
     players: int = field(default=4, metadata={"help": "number of players"})
-    steps: int = field(default=2_000_000, metadata={"help": "env agent-steps (all seats) to play, rounded down to whole rollouts (at least one)"})
-    seed: int = field(default=1, metadata={"help": "seed for everything (runs are reproducible on CPU)"})
+    steps: int = field(default=2_000_000, metadata={"help": "env agent-steps (all seats) to play, rounded down to whole rollouts (at least one); on the batched engine the updates are counted from the steps its rollouts really play"})
+    seed: int = field(default=0, metadata={"help": "seed for everything (runs are reproducible on CPU)"})
     critic: str = field(default="plain", metadata={"help": "plain: the value reads the observation; global: also env.state()", "choices": ("plain", "global")})
     # rollouts
     workers: int = field(default=2, metadata={"help": "rollout processes (0: collect in this process)"})
@@ -114,12 +114,12 @@ FLOAT_BOUNDS = {"self_play": (0, 1, True), "vs_heuristic": (0, 1, True), "vs_ran
                 "max_grad_norm": (0, 1e6, False)}
 
 
-def check_args(args: Args) -> None:
-    """ValueError with a clear one-line message for arguments that cannot work."""
+def check_args(args: Args, rules: dict | None = None) -> None:
+    """ValueError with a clear one-line message for arguments that cannot work (`rules`: the variant's)."""
     if args.game not in envs.available_games():
         raise ValueError(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
     check_numbers(args, INT_BOUNDS, FLOAT_BOUNDS)
-    envs.make_raw(args.game, num_players=args.players, **rule_options(args))  # ValueError names the valid player range or rule
+    envs.make_raw(args.game, num_players=args.players, **(rules or {}))  # ValueError names the valid player range or rule
     if args.self_play + args.vs_heuristic + args.vs_random > 1 + 1e-9:
         raise ValueError("--self-play, --vs-heuristic and --vs-random are shares of the tables: they must sum to at most 1")
     if args.resume and args.overwrite:
@@ -137,15 +137,11 @@ def check_args(args: Args) -> None:
 def build_parser(args_class=Args, prog: str = "python -m train.ppo", description: str | None = None):
     parser = cli.build_parser(args_class, prog, description or __doc__.split("\n\n")[0], PROGRESS_LABELS,
                               choices={"game": envs.available_games()})
-    # Older names, still accepted (the shipped checkpoints' commands use them), not shown in --help.
-    parser.add_argument("--num-workers", dest="workers", type=integer, help=argparse.SUPPRESS)
     # Where the rollout workers run is not one of the run's arguments: a run may resume on either.
     parser.add_argument("--backend", choices=("local", "ray"), default="local",
                         help="local: --workers processes here; ray: --workers Ray actors on a cluster (docs/distributed.md)")
     parser.add_argument("--ray-address", default=None,
                         help="with --backend ray: HOST:PORT of the cluster's head, or 'auto' (default: start Ray here)")
-    parser.add_argument("--run-dir", default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--run-name", default=None, help=argparse.SUPPRESS)
     return parser
 
 
@@ -153,13 +149,6 @@ def parse_args(argv: list[str] | None = None, args_class=Args, check=check_args,
                description: str | None = None):
     parser = build_parser(args_class, prog, description)
     ns = vars(parser.parse_args(argv))
-    run_dir, run_name = ns.pop("run_dir"), ns.pop("run_name")
-    if run_dir is not None or run_name is not None:  # --run-dir D --run-name N is --out D/N
-        if ns["out"]:
-            parser.error("give --out, or the older --run-dir/--run-name, not both")
-        if run_name is not None and (not run_name or os.path.isabs(run_name) or os.sep in run_name or run_name in (".", "..")):
-            parser.error(f"--run-name is a folder name inside --run-dir, not a path: got {run_name!r}")
-        ns["out"] = os.path.join(run_dir or "runs", run_name or default_name(ns))
     backend, ray_address = ns.pop("backend"), ns.pop("ray_address")
     args = args_class(**ns)
     try:
@@ -190,18 +179,29 @@ def use_backend(args, backend: str = "local", ray_address: str | None = None) ->
 
 
 def default_name(a) -> str:
-    a = a if isinstance(a, dict) else dataclasses.asdict(a)
-    return f"{a['game']}_{a['players']}p_{a['critic']}_s{a['seed']}"
+    return f"{a.game}_{a.players}p_{a.critic}_s{a.seed}"
 
 
-def rule_options(args) -> dict:
-    """Rule options of every env the run plays: none here; the warm-start variant's --rules sets some."""
-    return parse_rules(getattr(args, "rules", ""))
+@dataclass
+class Variant:
+    """What a variant of the trainer adds to this core, in one object (`train/ppo_warmstart.py` builds
+    one from its flags; the core is `Variant()`)."""
 
+    module: str = "train.ppo"  # the command, in messages and the exported sidecar
+    features: bool = False  # the policy also reads the game's hand-made features
+    hint: bool = False  # ... and a one-hot of the heuristic's move
+    win_bonus: float = 0.0  # score units for first place, added to that seat's last reward
+    rules: dict = field(default_factory=dict)  # rule options of every env the run plays
+    # (agent, optimizer, args, open_collector, say) -> env steps: runs before the first update of a
+    # fresh run; open_collector(worker_class) opens a collector of the run's kind playing that class.
+    warm_start: Callable | None = None
+    # (agent, obs, masks, update, num_updates, pool) -> a loss term added to each minibatch's PPO loss;
+    # its log() gives extra progress.csv columns.
+    penalty: Callable | None = None
 
-def policy_extras(args) -> dict:
-    """What the policy reads besides the observation: nothing here; the warm-start variant adds features and a hint."""
-    return {"features": bool(getattr(args, "features", False)), "hint": bool(getattr(args, "hint", False))}
+    def reads(self) -> dict:
+        """What the policy reads besides the observation (recorded in every checkpoint)."""
+        return {"features": self.features, "hint": self.hint}
 
 
 # ---------------------------------------------------------------- advantages
@@ -233,221 +233,136 @@ def _gae(rewards, values, dones, next_index, gamma, gamma_lam):
 
 
 # ---------------------------------------------------------------- checkpoints and the run folder
-def checkpoint_dict(agent: ActorCritic, args, meta: dict, optimizer=None) -> dict:
+def checkpoint_dict(agent: ActorCritic, args, variant: Variant, meta: dict, optimizer=None) -> dict:
     settings = {**dataclasses.asdict(args), "scale_games": SCALE_GAMES, "pool_size": POOL_SIZE}
     return make_checkpoint(agent, game=args.game, num_players=args.players, critic=args.critic, hidden=args.hidden,
                            args=settings, meta=meta, optimizer_state=None if optimizer is None else optimizer.state_dict(),
-                           **policy_extras(args))
+                           **variant.reads())
 
 
 def run_folder(args) -> str:
     return args.out or os.path.join("runs", default_name(args))
 
 
-# ---------------------------------------------------------------- training
-def prepare(args) -> RunFolder:
+def prepare(args, variant: Variant) -> RunFolder:
     """Every check before training, nothing written on a refusal (ValueError, one line)."""
-    check_args(args)
+    check_args(args, variant.rules)
     resume_must_match = {"game": args.game, "num_players": args.players, "critic": args.critic, "hidden": args.hidden,
-                         **policy_extras(args)}
+                         **variant.reads()}
     return RunFolder.open(run_folder(args), args, resume_must_match)
 
 
-def main(args: Args, warm_start=None, module: str = "train.ppo", penalty=None) -> ActorCritic:
-    """Train and return the network. `warm_start(agent, optimizer, workers, args, say)`, when given,
-    runs before the first update of a fresh run and returns the env steps it played.
-    `penalty(agent, obs, masks, update, num_updates, pool)`, when given, is a loss term added to
-    each minibatch's PPO loss; its `log()` gives extra progress.csv columns."""
-    run = prepare(args)
-    try:
-        return train(args, run, warm_start, module, penalty)
-    finally:
-        run.release()
-
-
-def train(args, run, warm_start, module: str, penalty=None) -> ActorCritic:
-    torch.manual_seed(args.seed)
-    # The update runs while the rollout workers wait for the next rollout, so it may use their cores.
-    torch.set_num_threads(max(1, args.workers))
-    extras = policy_extras(args)
-    rules = rule_options(args)
-    scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=SCALE_GAMES, rules=rules, **extras)
-    engine = envs.make_raw(args.game, num_players=args.players, **rules).game
-    agent = ActorCritic(input_size(engine, **extras), engine.num_actions, scales["critic_mean"].size, args.hidden)
-    with torch.no_grad():
-        for name in ("obs_mean", "obs_std", "critic_mean", "critic_std"):
-            getattr(agent, name).copy_(torch.as_tensor(scales[name]))
-    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
-    num_updates = max(1, args.steps // args.rollout_steps)
-
-    # The opponent pool: frozen copies of the network (state dicts). The first is the untrained one.
-    pool = [{k: v.clone() for k, v in agent.state_dict().items()}]
-    start_update, global_step, wall_before = 1, 0, 0.0
-    if args.resume:
-        ckpt = run.resume_from
-        agent.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        pool = ckpt["meta"]["pool"]
-        start_update, global_step, wall_before = ckpt["meta"]["update"] + 1, ckpt["meta"]["global_step"], ckpt["meta"]["wall_seconds"]
-
-    writer, tensorboard_note = None, "TensorBoard: skipped, the tensorboard package is not installed (pip install tensorboard)"
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-
-        writer, tensorboard_note = SummaryWriter(run.path), f"TensorBoard: tensorboard --logdir {run.path}"
-    except ImportError:
-        pass
-    print(f"{module}: {args.game}, {args.players} players, run folder {run.path}{' (resumed at update ' + str(start_update) + ')' if args.resume else ''}")
-    print(f"  --steps {args.steps:,} is {num_updates} update(s) of --rollout-steps {args.rollout_steps:,} = "
-          f"{num_updates * args.rollout_steps:,} env steps (rounded down to whole rollouts, at least one; each "
-          "rollout plays whole games, so it overshoots a little)")
-    print(f"  writes progress.csv (a row per update), checkpoint.pt (every update), final.pt (at the end); {tensorboard_note}")
-    print(f"  {PROGRESS_LABELS}")
-    fresh_log = not args.resume or not os.path.isfile(run.csv_path) or os.path.getsize(run.csv_path) == 0
-    csv_file = open(run.csv_path, "w" if fresh_log else "a", newline="")
-    csv_out = None
-
+# ---------------------------------------------------------------- the parts of the loop
+def open_collector(args, config: RolloutConfig, worker_class: type = RolloutWorker):
+    """The rollout collector for this run and the path it plays on, in words (said at start)."""
     if getattr(args, "backend", "local") == "ray":
         from train.ray_rollout import RayRolloutWorkers
 
-        workers = RayRolloutWorkers(args, reward_scale=scales["reward_scale"], address=args.ray_address)
-    elif uses_vector_env(args):  # no scripted opponents: every table, self-play or snapshot, on the batched engine
-        workers = VectorRollout(args, reward_scale=scales["reward_scale"])
-    else:
-        workers = RolloutWorkers(args, reward_scale=scales["reward_scale"])
-    bar = None
-    if sys.stderr.isatty():
-        from tqdm import tqdm
+        return RayRolloutWorkers(config, args.ray_address, worker_class), f"AEC tables on {args.workers} Ray actors"
+    if worker_class is RolloutWorker and uses_vector_env(config):  # no scripted opponents: every table on the batched engine
+        collector = VectorRollout(config)
+        return collector, f"the batched engine (envs.vector_env), {collector.num_tables} tables in this process"
+    where = f"{args.workers} worker process(es)" if args.workers else "this process"
+    return RolloutWorkers(config, worker_class), f"AEC tables, {args.num_envs} per worker, in {where}"
 
-        bar = tqdm(total=num_updates * args.rollout_steps, initial=global_step, unit="step", dynamic_ncols=True)
-    say = bar.write if bar is not None else print
-    t_start = time.time()
-    try:
-        if warm_start is not None and not args.resume:
-            warm_steps = warm_start(agent, optimizer, workers, args, say)
-            global_step += warm_steps  # warm-start play counts in the training budget
-            if bar is not None:
-                bar.total += warm_steps
-                bar.update(warm_steps)
-            pool = [{k: v.clone() for k, v in agent.state_dict().items()}]  # the warm start is the first snapshot
-        for update in range(start_update, num_updates + 1):
-            t0 = time.time()
-            # Linear learning-rate annealing from learning_rate to 0.
-            lr = args.learning_rate * (1.0 - (update - 1.0) / num_updates)
-            optimizer.param_groups[0]["lr"] = lr
 
-            # ---- rollout: whole games, learner seats' decisions become transitions
-            rollout_policy = {k: v.clone() for k, v in agent.state_dict().items()}
-            batch = workers.collect(rollout_policy, pool, seed=(args.seed, update))
-            global_step += batch["env_steps"]
-            t_rollout = time.time() - t0
-            advantages, returns = gae(
-                batch["rewards"], batch["values"], batch["dones"], batch["next_index"], args.gamma, args.gae_lambda
+class Plan:
+    """How many updates --steps buys. An AEC rollout stops close to --rollout-steps, so that is
+    steps // rollout_steps. The batched engine finishes a game on every table in each rollout, which
+    may be several times --rollout-steps (long games, many tables): there the count follows the steps
+    the rollouts really played, re-estimated after each update, so the run ends at or below --steps."""
+
+    def __init__(self, args, batched: bool, done: int = 0, played: int = 0) -> None:
+        self.steps, self.rollout_steps, self.batched = args.steps, args.rollout_steps, batched
+        self.num_updates = max(1, args.steps // args.rollout_steps)
+        self.played = played
+        if batched and done:
+            self.record(done, 0)
+
+    def record(self, update: int, env_steps: int) -> bool:
+        """Count an update's steps; True when the plan changed."""
+        self.played += env_steps
+        before = self.num_updates
+        if self.batched and self.played:
+            self.num_updates = max(1, update, self.steps * update // self.played)
+        return self.num_updates != before
+
+    def __str__(self) -> str:
+        if self.batched:
+            return (f"--steps {self.steps:,}: each update plays whole games on every table, --rollout-steps "
+                    f"{self.rollout_steps:,} or more, so updates are counted from the steps played: about "
+                    f"{self.num_updates} update(s) for now, re-estimated after each one, ending at or below "
+                    f"{self.steps:,} env steps (at least one update)")
+        return (f"--steps {self.steps:,} is {self.num_updates} update(s) of --rollout-steps {self.rollout_steps:,} = "
+                f"{self.num_updates * self.rollout_steps:,} env steps (rounded down to whole rollouts, at least one; "
+                "each rollout plays whole games, so it overshoots a little)")
+
+
+def ppo_update(agent: ActorCritic, optimizer, batch: dict, args, update: int, num_updates: int,
+               penalty=None, pool=()) -> dict:
+    """The clipped PPO objective over one rollout (GAE along each seat's own stream first); returns
+    the losses of the last minibatch and the rollout's statistics, for the log."""
+    advantages, returns = gae(batch["rewards"], batch["values"], batch["dones"], batch["next_index"], args.gamma, args.gae_lambda)
+    b_obs = torch.as_tensor(batch["obs"])
+    b_masks = torch.as_tensor(batch["masks"])
+    b_critic = torch.as_tensor(batch["critic_in"]) if args.critic == "global" else b_obs
+    b_actions = torch.as_tensor(batch["actions"])
+    b_logprobs = torch.as_tensor(batch["logprobs"])
+    b_advantages = torch.as_tensor(advantages)
+    b_returns = torch.as_tensor(returns)
+    b_values = torch.as_tensor(batch["values"])
+    batch_size = len(b_actions)
+    minibatch_size = -(-batch_size // args.num_minibatches)
+    shuffle = torch.Generator().manual_seed(args.seed * 1_000_003 + update)
+    clipfracs, approx_kl = [], torch.tensor(0.0)
+    for epoch in range(args.update_epochs):
+        order = torch.randperm(batch_size, generator=shuffle)
+        for start in range(0, batch_size, minibatch_size):
+            mb = order[start : start + minibatch_size]
+            mb_obs = b_obs[mb]
+            _, newlogprob, entropy, newvalue = agent.get_action_and_value(
+                mb_obs, b_masks[mb], mb_obs if b_critic is b_obs else b_critic[mb], b_actions[mb]
             )
-            b_obs = torch.as_tensor(batch["obs"])
-            b_masks = torch.as_tensor(batch["masks"])
-            b_critic = torch.as_tensor(batch["critic_in"]) if args.critic == "global" else b_obs
-            b_actions = torch.as_tensor(batch["actions"])
-            b_logprobs = torch.as_tensor(batch["logprobs"])
-            b_advantages = torch.as_tensor(advantages)
-            b_returns = torch.as_tensor(returns)
-            b_values = torch.as_tensor(batch["values"])
-
-            # ---- PPO update
-            batch_size = len(b_actions)
-            minibatch_size = -(-batch_size // args.num_minibatches)
-            shuffle = torch.Generator().manual_seed(args.seed * 1_000_003 + update)
-            clipfracs, approx_kl = [], torch.tensor(0.0)
-            for epoch in range(args.update_epochs):
-                order = torch.randperm(batch_size, generator=shuffle)
-                for start in range(0, batch_size, minibatch_size):
-                    mb = order[start : start + minibatch_size]
-                    mb_obs = b_obs[mb]
-                    _, newlogprob, entropy, newvalue = agent.get_action_and_value(
-                        mb_obs, b_masks[mb], mb_obs if b_critic is b_obs else b_critic[mb], b_actions[mb]
-                    )
-                    logratio = newlogprob - b_logprobs[mb]
-                    ratio = logratio.exp()
-                    with torch.no_grad():
-                        approx_kl = ((ratio - 1) - logratio).mean()  # http://joschu.net/blog/kl-approx.html
-                        clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                    mb_adv = b_advantages[mb]
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                    pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                    v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
-                    entropy_loss = entropy.mean()
-                    loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
-                    if penalty is not None:
-                        loss = loss + penalty(agent, mb_obs, b_masks[mb], update, num_updates, pool)
-                    optimizer.zero_grad()
-                    loss.backward()
-                    nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                    optimizer.step()
-
-            # ---- self-play pool: the rollout's policy joins when it beat the latest snapshot
-            vs_latest = batch["episodes"].get(f"snapshot_{len(pool) - 1}", [])
-            if len(vs_latest) >= 8 and float(np.mean([e["return"] for e in vs_latest])) > 0:
-                pool.append(rollout_policy)
-                pool = pool[:1] + pool[1:][-POOL_SIZE:]
-
-            # ---- logging
-            elapsed = time.time() - t0
-            var_y = b_returns.var()
-            row = {
-                "update": update,
-                "global_step": global_step,
-                "episode_return": batch["mean_return"],
-                "winrate_vs_random": winrate(batch["episodes"].get("random")),
-                "winrate_vs_heuristic": winrate(batch["episodes"].get("heuristic")),
-                "policy_loss": pg_loss.item(),
-                "value_loss": v_loss.item(),
-                "entropy": entropy_loss.item(),
-                "approx_kl": approx_kl.item(),
-                "clipfrac": float(np.mean(clipfracs)),
-                "explained_variance": float("nan") if var_y == 0 else float(1 - (b_returns - b_values).var() / var_y),
-                "learning_rate": lr,
-                "pool_size": len(pool) - 1,
-                "transitions": batch_size,
-                "steps_per_second": batch["env_steps"] / elapsed,
-                "rollout_steps_per_second": batch["env_steps"] / t_rollout,
-                "wall_seconds": wall_before + time.time() - t_start,
-            }
+            logratio = newlogprob - b_logprobs[mb]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - logratio).mean()  # http://joschu.net/blog/kl-approx.html
+                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+            mb_adv = b_advantages[mb]
+            mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+            v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
+            entropy_loss = entropy.mean()
+            loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
             if penalty is not None:
-                row.update(penalty.log())
-            if csv_out is None:
-                csv_out = csv.DictWriter(csv_file, fieldnames=list(row))
-                if fresh_log:
-                    csv_out.writeheader()
-            csv_out.writerow(row)
-            csv_file.flush()
-            if writer is not None:
-                for key, value in row.items():
-                    if key not in ("update", "global_step") and value == value:  # skip NaN
-                        writer.add_scalar(f"charts/{key}", value, global_step)
-            if bar is not None:
-                bar.update(batch["env_steps"])
-                bar.set_postfix(sps=f"{row['steps_per_second']:.0f}", ret=f"{row['episode_return']:+.2f}",
-                                vs_h=f"{row['winrate_vs_heuristic']:.2f}", pool=len(pool) - 1)
-            meta = {"update": update, "global_step": global_step, "wall_seconds": row["wall_seconds"], "pool": pool}
-            save_checkpoint(checkpoint_dict(agent, args, meta, optimizer), run.checkpoint_path)
-    finally:
-        workers.close()
-        csv_file.close()
-        if writer is not None:
-            writer.close()
-        if bar is not None:
-            bar.close()
+                loss = loss + penalty(agent, mb_obs, b_masks[mb], update, num_updates, pool)
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            optimizer.step()
+    var_y = b_returns.var()
+    return {
+        "policy_loss": pg_loss.item(),
+        "value_loss": v_loss.item(),
+        "entropy": entropy_loss.item(),
+        "approx_kl": approx_kl.item(),
+        "clipfrac": float(np.mean(clipfracs)),
+        "explained_variance": float("nan") if var_y == 0 else float(1 - (b_returns - b_values).var() / var_y),
+        **(penalty.log() if penalty is not None else {}),
+    }
 
-    final = {"global_step": global_step, "wall_seconds": wall_before + time.time() - t_start}
-    save_checkpoint(checkpoint_dict(agent, args, final), run.final_path)
-    written = ["progress.csv", "checkpoint.pt", "final.pt"] + (["TensorBoard events"] if writer is not None else [])
-    print(f"{module}: done, {global_step:,} env steps in {final['wall_seconds']:.0f} s; {run.path} holds {', '.join(written)}")
-    if args.export:
-        from train.export import export
 
-        for path in export(checkpoint_dict(agent, args, {"global_step": global_step}), args, final, run.csv_path, module):
-            print(f"  exported {path}")
-    return agent
+def grown_pool(pool: list, rollout_policy: dict, batch: dict) -> list:
+    """The self-play pool after a rollout: its policy joins when it beat the latest snapshot."""
+    vs_latest = batch["episodes"].get(f"snapshot_{len(pool) - 1}", [])
+    if len(vs_latest) >= 8 and float(np.mean([e["return"] for e in vs_latest])) > 0:
+        pool = pool + [rollout_policy]
+        pool = pool[:1] + pool[1:][-POOL_SIZE:]
+    return pool
+
+
+def copied(agent: ActorCritic) -> dict:
+    return {k: v.clone() for k, v in agent.state_dict().items()}
 
 
 def winrate(episodes) -> float:
@@ -455,15 +370,104 @@ def winrate(episodes) -> float:
     return float(np.mean([e["rank"] == 1 for e in episodes])) if episodes else float("nan")
 
 
-def run_cli(argv=None, parse=parse_args, warm_start=None, module: str = "train.ppo", penalty=None) -> int:
-    args = parse(argv)
+# ---------------------------------------------------------------- training
+def main(args: Args, variant: Variant | None = None) -> ActorCritic:
+    """Train and return the network."""
+    variant = variant or Variant()
+    run = prepare(args, variant)
     try:
-        run = prepare(args)
+        return train(args, run, variant)
+    finally:
+        run.release()
+
+
+def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
+    torch.manual_seed(args.seed)
+    # The update runs while the rollout workers wait for the next rollout, so it may use their cores.
+    torch.set_num_threads(max(1, args.workers))
+    scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=SCALE_GAMES, rules=variant.rules,
+                            **variant.reads())
+    engine = envs.make_raw(args.game, num_players=args.players, **variant.rules).game
+    agent = ActorCritic(input_size(engine, **variant.reads()), engine.num_actions, scales["critic_mean"].size, args.hidden)
+    with torch.no_grad():
+        for name in ("obs_mean", "obs_std", "critic_mean", "critic_std"):
+            getattr(agent, name).copy_(torch.as_tensor(scales[name]))
+    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+    pool = [copied(agent)]  # the opponent pool: frozen copies of the network; the first is the untrained one
+    start_update, global_step, played, wall_before = 1, 0, 0, 0.0
+    if args.resume:
+        ckpt = run.resume_from
+        agent.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        meta = ckpt["meta"]
+        pool, start_update, global_step, wall_before = meta["pool"], meta["update"] + 1, meta["global_step"], meta["wall_seconds"]
+        played = meta.get("rollout_steps_played", global_step)
+    config = RolloutConfig.of(args, variant, scales["reward_scale"])
+    collector, path = open_collector(args, config)
+    plan = Plan(args, isinstance(collector, VectorRollout), start_update - 1, played)
+    log = RunLog(run, fresh=not args.resume, total=plan.num_updates * args.rollout_steps, initial=global_step)
+    print(f"{variant.module}: {args.game}, {args.players} players, run folder {run.path}"
+          f"{' (resumed at update ' + str(start_update) + ')' if args.resume else ''}\n  rollouts: {path}\n  {plan}\n"
+          f"  writes progress.csv (a row per update), checkpoint.pt (every update), final.pt (at the end); {log.note}\n"
+          f"  {PROGRESS_LABELS}")
+    t_start = time.time()
+    try:
+        if variant.warm_start is not None and not args.resume:
+            warm_steps = variant.warm_start(agent, optimizer, args, lambda worker: open_collector(args, config, worker)[0], log.say)
+            global_step += warm_steps  # warm-start play counts in the training budget
+            log.advance(warm_steps, grow=True)
+            pool = [copied(agent)]  # the warm start is the first snapshot
+        update = start_update
+        while update <= plan.num_updates:
+            t0 = time.time()
+            lr = args.learning_rate * (1.0 - (update - 1.0) / plan.num_updates)  # annealed linearly to 0
+            optimizer.param_groups[0]["lr"] = lr
+            rollout_policy = copied(agent)
+            batch = collector.collect(rollout_policy, pool, seed=(args.seed, update))
+            global_step += batch["env_steps"]
+            t_rollout = time.time() - t0
+            stats = ppo_update(agent, optimizer, batch, args, update, plan.num_updates, variant.penalty, pool)
+            pool = grown_pool(pool, rollout_policy, batch)
+            if plan.record(update, batch["env_steps"]):
+                log.say(f"update {update} played {batch['env_steps']:,} env steps: now {plan.num_updates} update(s) in all")
+                log.retotal(global_step + (plan.num_updates - update) * batch["env_steps"])
+            elapsed = time.time() - t0
+            row = {"update": update, "global_step": global_step, "episode_return": batch["mean_return"],
+                   "winrate_vs_random": winrate(batch["episodes"].get("random")),
+                   "winrate_vs_heuristic": winrate(batch["episodes"].get("heuristic")), **stats,
+                   "learning_rate": lr, "pool_size": len(pool) - 1, "transitions": len(batch["actions"]),
+                   "steps_per_second": batch["env_steps"] / elapsed, "rollout_steps_per_second": batch["env_steps"] / t_rollout,
+                   "wall_seconds": wall_before + time.time() - t_start}
+            log.write(row, batch["env_steps"], pool_size=len(pool) - 1)
+            meta = {"update": update, "global_step": global_step, "rollout_steps_played": plan.played,
+                    "wall_seconds": row["wall_seconds"], "pool": pool}
+            save_checkpoint(checkpoint_dict(agent, args, variant, meta, optimizer), run.checkpoint_path)
+            update += 1
+    finally:
+        collector.close()
+        log.close()
+    final = {"global_step": global_step, "wall_seconds": wall_before + time.time() - t_start}
+    save_checkpoint(checkpoint_dict(agent, args, variant, final), run.final_path)
+    print(f"{variant.module}: done, {global_step:,} env steps in {final['wall_seconds']:.0f} s; {run.path} holds {', '.join(log.written)}")
+    if args.export:
+        from train.export import export
+
+        for path in export(checkpoint_dict(agent, args, variant, {"global_step": global_step}), args, final, run.csv_path, variant.module):
+            print(f"  exported {path}")
+    return agent
+
+
+def run_cli(argv=None, parse=parse_args, variant_of: Callable = lambda args: Variant()) -> int:
+    args = parse(argv)
+    variant = variant_of(args)
+    module = variant.module
+    try:
+        run = prepare(args, variant)
     except ValueError as e:  # a refusal before anything is written: one line, exit 2
         print(f"python -m {module}: error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     try:
-        train(args, run, warm_start, module, penalty)
+        train(args, run, variant)
     except KeyboardInterrupt:
         resumable = os.path.isfile(run.checkpoint_path)
         print(f"\npython -m {module}: interrupted; " + (f"continue with the same command plus --resume (from {run.checkpoint_path})"

@@ -30,6 +30,11 @@ Every flag of `python -m train.ppo` works here too; this variant adds:
 
 A checkpoint records features and hint, and `agents.PPOAgent` recomputes them
 when it plays. Without these flags the run is exactly `python -m train.ppo`'s.
+
+All of it reaches the core loop through one `ppo.Variant` (`variant(args)`):
+the policy's extra inputs, the win bonus, the rule options, the warm start
+(`imitate`, which collects the teacher's games with `TeacherWorker`) and the
+KL penalty.
 """
 
 from __future__ import annotations
@@ -43,7 +48,10 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from agents.network import critic_input
 from train import ppo
+from train.cli import parse_rules
+from train.rollout import Buffer, RolloutWorker, Table
 
 MAX_IMITATION_STEPS = 2_000_000  # the heuristic's decisions are held in memory, like a rollout
 
@@ -62,7 +70,7 @@ class Args(ppo.Args):
 
 
 def check_args(args: Args) -> None:
-    ppo.check_args(args)
+    ppo.check_args(args, variant(args).rules)
     ppo.check_numbers(args, {"imitation_steps": (0, MAX_IMITATION_STEPS), "imitation_epochs": (1, 1000)}, {})
     if not (math.isfinite(args.win_bonus) and args.win_bonus >= 0):
         raise ValueError(f"--win-bonus must be a finite number, 0 or more, got {args.win_bonus}")
@@ -90,7 +98,26 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return ppo.parse_args(argv, Args, check_args, prog="python -m train.ppo_warmstart", description=__doc__.split("\n\n")[0])
 
 
-def imitate(agent, optimizer, workers, args: Args, say=print) -> int:
+class TeacherWorker(RolloutWorker):
+    """A rollout worker whose tables are the heuristic in every seat, each of its decisions recorded
+    as a transition (the imitation data): the teacher's games."""
+
+    SCRIPTED = {"teacher": "heuristic"}
+
+    def seat(self, rng, pool_len: int):
+        return ["teacher"] * self.n, "teacher"
+
+    def answer(self, key, idx: list[int], live: list[Table], views: list, buf: Buffer, gen, actions: list) -> None:
+        for i in idx:  # the heuristic decides, and its decision is recorded to be imitated
+            t, (agent, seat, view, x) = live[i], views[i]
+            a = t.scripted[seat].act(view)
+            crit = critic_input(t.env, agent, x, self.critic) if self.critic == "global" else None
+            k = buf.add(x, view["action_mask"].astype(bool), crit, a, 0.0, 0.0)  # x is a fresh array
+            t.decided(seat, k, buf)
+            actions[i] = a
+
+
+def imitate(agent, optimizer, args: Args, open_collector, say=print) -> int:
     """Behaviour cloning: fit the policy to the heuristic's decisions and the critic to its returns.
 
     The heuristic plays every seat; each decision is a (observation, mask,
@@ -98,9 +125,11 @@ def imitate(agent, optimizer, workers, args: Args, say=print) -> int:
     target keeps `imitation_smoothing` of its probability spread over the
     legal actions (label smoothing). Returns the env steps played.
     """
-    if not args.imitation_steps:
-        return 0
-    data = workers.collect(agent.state_dict(), [], seed=(args.seed, 0), num_steps=args.imitation_steps, teacher=True)
+    teacher = open_collector(TeacherWorker)
+    try:
+        data = teacher.collect(agent.state_dict(), [], seed=(args.seed, 0), num_steps=args.imitation_steps)
+    finally:
+        teacher.close()
     _, returns = ppo.gae(data["rewards"], np.zeros_like(data["rewards"]), data["dones"], data["next_index"], args.gamma, 1.0)
     obs, masks = torch.as_tensor(data["obs"]), torch.as_tensor(data["masks"])
     critic_in = torch.as_tensor(data["critic_in"]) if args.critic == "global" else obs
@@ -171,19 +200,20 @@ class ClonePenalty:
         return {"kl_clone": self.last_kl, "kl_clone_weight": self.last_weight}
 
 
-def extras(args: Args) -> dict:
-    return {"warm_start": imitate if args.imitation_steps else None, "module": "train.ppo_warmstart",
-            "penalty": ClonePenalty(args.kl_clone, args.kl_clone_final) if args.kl_clone else None}
+def variant(args: Args) -> ppo.Variant:
+    """This variant's flags, as the one object the core trainer reads (ValueError for malformed --rules)."""
+    return ppo.Variant(module="train.ppo_warmstart", features=args.features, hint=args.hint, win_bonus=args.win_bonus,
+                       rules=parse_rules(args.rules), warm_start=imitate if args.imitation_steps else None,
+                       penalty=ClonePenalty(args.kl_clone, args.kl_clone_final) if args.kl_clone else None)
 
 
 def main(args: Args):
     check_args(args)
-    return ppo.main(args, **extras(args))
+    return ppo.main(args, variant(args))
 
 
 def run_cli(argv=None) -> int:
-    args = parse_args(argv)
-    return ppo.run_cli(argv, parse=lambda _: args, **extras(args))
+    return ppo.run_cli(argv, parse=parse_args, variant_of=variant)
 
 
 if __name__ == "__main__":

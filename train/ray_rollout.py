@@ -18,43 +18,37 @@ had happened.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 from train.distributed import cluster_cpus, connect
 
 
 class _RolloutActor:
-    """One `RolloutWorker` in a Ray actor process (one torch thread, like a local worker)."""
+    """One rollout worker in a Ray actor process (one torch thread, like a local worker)."""
 
-    def __init__(self, args: dict, reward_scale: float, num_envs: int) -> None:
+    def __init__(self, config, worker_class: type) -> None:
         import torch
 
-        from train.rollout import RolloutWorker
-
         torch.set_num_threads(1)
-        self.worker = RolloutWorker(args, reward_scale, num_envs)
+        self.worker = worker_class(config)
 
-    def collect(self, policy: dict, pool: list, seed, num_steps: int, teacher: bool) -> dict:
-        return self.worker.collect(policy, pool, seed, num_steps, teacher)
+    def collect(self, policy: dict, pool: list, seed, num_steps: int) -> dict:
+        return self.worker.collect(policy, pool, seed, num_steps)
 
     def pid(self) -> int:
         return os.getpid()
 
 
-def _workers_of(args) -> int:
-    return getattr(args, "workers", getattr(args, "num_workers", 0))
-
-
 class RayRolloutWorkers:
-    """`args.workers` Ray actors playing rollouts; the interface of `train.rollout.RolloutWorkers`."""
+    """`config.workers` Ray actors playing rollouts; the interface of `train.rollout.RolloutWorkers`."""
 
-    def __init__(self, args, reward_scale: float, address: str | None = None, max_restarts: int = 3) -> None:
+    def __init__(self, config, address: str | None = None, worker_class: type | None = None, max_restarts: int = 3) -> None:
+        from train.rollout import RolloutWorker
+
         ray = connect(address)
         self.ray = ray
-        self.args = dataclasses.asdict(args)
-        self.num_workers = _workers_of(args)
-        self.rollout_steps = args.rollout_steps
+        self.num_workers = config.workers
+        self.rollout_steps = config.rollout_steps
         if self.num_workers < 1:
             raise ValueError(f"the Ray backend needs at least 1 rollout worker, got {self.num_workers}")
         cpus = cluster_cpus(ray)
@@ -63,11 +57,11 @@ class RayRolloutWorkers:
             raise ValueError(f"{self.num_workers} rollout workers need {self.num_workers} CPUs; the Ray cluster has {cpus}")
         actor = ray.remote(num_cpus=1, max_restarts=max_restarts, max_task_retries=max_restarts)(_RolloutActor)
         self.actors = [
-            actor.options(scheduling_strategy="SPREAD").remote(self.args, reward_scale, args.num_envs)
+            actor.options(scheduling_strategy="SPREAD").remote(config, worker_class or RolloutWorker)
             for _ in range(self.num_workers)
         ]
 
-    def collect(self, policy: dict, pool: list, seed: tuple, num_steps: int | None = None, teacher: bool = False) -> dict:
+    def collect(self, policy: dict, pool: list, seed: tuple, num_steps: int | None = None) -> dict:
         from train.rollout import _numpy, merge
 
         ray = self.ray
@@ -75,7 +69,7 @@ class RayRolloutWorkers:
         share = -(-num_steps // self.num_workers)  # as the local workers split it
         policy_ref = ray.put(_numpy(policy))  # stored once, read by every actor
         pool_ref = ray.put([_numpy(p) for p in pool])
-        refs = [a.collect.remote(policy_ref, pool_ref, [*seed, w], share, teacher) for w, a in enumerate(self.actors)]
+        refs = [a.collect.remote(policy_ref, pool_ref, [*seed, w], share) for w, a in enumerate(self.actors)]
         try:
             parts = ray.get(refs)
         except ray.exceptions.RayActorError as e:

@@ -18,13 +18,42 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 import envs
 from agents.network import ActorCritic, critic_input, critic_size, input_size, policy_input, sample
-from train.cli import parse_rules
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """Everything a collector needs, built once per run (`RolloutConfig.of`) and handed the same way
+    to every collector: worker processes, Ray actors and the batched engine."""
+
+    game: str
+    players: int
+    critic: str
+    hidden: int
+    num_envs: int  # tables per worker (the batched engine plays num_envs * max(1, workers))
+    workers: int
+    rollout_steps: int
+    self_play: float
+    vs_heuristic: float
+    vs_random: float
+    reward_scale: float  # rewards are multiplied by it before they are stored
+    features: bool = False  # the policy also reads the game's hand-made features
+    hint: bool = False  # ... and a one-hot of the heuristic's move
+    win_bonus: float = 0.0  # score units for first place, before the reward scale
+    rules: dict = field(default_factory=dict)  # rule options of every env played
+
+    @classmethod
+    def of(cls, args, variant, reward_scale: float) -> "RolloutConfig":
+        """From a run's arguments and its variant (train.ppo.Variant: features, hint, win bonus, rules)."""
+        return cls(args.game, args.players, args.critic, args.hidden, args.num_envs, args.workers, args.rollout_steps,
+                   args.self_play, args.vs_heuristic, args.vs_random, reward_scale, variant.features, variant.hint,
+                   variant.win_bonus, dict(variant.rules))
 
 
 def measure_scales(game: str, num_players: int, critic: str, seed: int, games: int = 40, features: bool = False,
@@ -188,19 +217,20 @@ class Table:
         return [int(r) for r in ranks]
 
 
-def draw_controllers(rng: np.random.Generator, args: dict, n: int, pool_len: int, has_heuristic: bool):
+def draw_controllers(rng: np.random.Generator, config: RolloutConfig, pool_len: int):
     """Draw who sits at a table: self-play, or one learner seat vs one kind of opponent.
 
-    Returns the n seats' controllers ("learner", "heuristic", "random" or
+    Returns the seats' controllers ("learner", "heuristic", "random" or
     ("snapshot", k)) and the label the table's games are logged under.
     """
+    n = config.players
     u = rng.random()
-    if u < args["self_play"]:
+    if u < config.self_play:
         return ["learner"] * n, "self"
-    u -= args["self_play"]
-    if u < args["vs_heuristic"] and has_heuristic:
+    u -= config.self_play
+    if u < config.vs_heuristic:
         opponent, label = "heuristic", "heuristic"
-    elif u < args["vs_heuristic"] + args["vs_random"] and (u >= args["vs_heuristic"] or not has_heuristic):
+    elif u < config.vs_heuristic + config.vs_random:
         opponent, label = "random", "random"
     else:
         # half the snapshot games against the latest, which the learner must beat to join the pool
@@ -228,53 +258,50 @@ def snapshot_moves(net: ActorCritic, obs: np.ndarray, masks: np.ndarray, gen: to
 
 
 class RolloutWorker:
-    """Plays tables side by side and returns the learner's transitions (one process, or in-process)."""
+    """Plays tables side by side and returns the learner's transitions (one process, or in-process).
 
-    def __init__(self, args: dict, reward_scale: float, num_envs: int) -> None:
-        self.args = args
-        self.game, self.n, self.critic = args["game"], args["players"], args["critic"]
-        self.reward_scale = reward_scale
-        rules = parse_rules(args.get("rules", ""))
-        self.envs = [envs.make_raw(self.game, num_players=self.n, **rules) for _ in range(num_envs)]
+    Who sits at a table is `seat`, and the agents that play scripted seats
+    are `SCRIPTED` (controller -> agent kind): a subclass changes those (the
+    warm start's teacher, `train/ppo_warmstart.py`) and `answer`.
+    """
+
+    SCRIPTED = {"heuristic": "heuristic", "random": "random"}
+
+    def __init__(self, config: RolloutConfig, num_envs: int | None = None) -> None:
+        self.config = config
+        self.game, self.n, self.critic = config.game, config.players, config.critic
+        self.reward_scale = config.reward_scale
+        self.envs = [envs.make_raw(self.game, num_players=self.n, **config.rules) for _ in range(num_envs or config.num_envs)]
         g = self.envs[0].game
-        features, hint = args.get("features", False), args.get("hint", False)
-        self.obs_size, self.num_actions = input_size(g, features, hint), g.num_actions  # the policy's input size
-        self.critic_size = critic_size(g, self.critic, features, hint)
-        self.to_input = policy_input(self.game, self.n, features, hint)
-        make = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, args["hidden"])
-        self.make_net = make
-        self.net = make()
+        self.obs_size, self.num_actions = input_size(g, config.features, config.hint), g.num_actions  # the policy's input size
+        self.critic_size = critic_size(g, self.critic, config.features, config.hint)
+        self.to_input = policy_input(self.game, self.n, config.features, config.hint)
+        self.make_net = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, config.hidden)
+        self.net = self.make_net()
         self.snapshots: list = []
-        self.has_heuristic = self._scripted("heuristic", 0) is not None
 
-    def _scripted(self, kind: str, seed: int):
+    def seat(self, rng: np.random.Generator, pool_len: int):
+        """The controllers of a table's next game, and the label its games are logged under."""
+        return draw_controllers(rng, self.config, pool_len)
+
+    def collect(self, policy: dict, pool: list, seed, num_steps: int) -> dict:
+        """Play about num_steps env steps of whole games."""
         from agents import make_agent
 
-        try:
-            return make_agent(kind, self.game, self.n, seed=seed)
-        except ValueError:
-            return None  # no heuristic for this game yet
-
-    def _controllers(self, rng: np.random.Generator, pool_len: int):
-        return draw_controllers(rng, self.args, self.n, pool_len, self.has_heuristic)
-
-    def collect(self, policy: dict, pool: list, seed, num_steps: int, teacher: bool = False) -> dict:
-        """Play about num_steps env steps of whole games. teacher=True: the heuristic plays every
-        seat and its decisions become the transitions (data for the imitation warm start)."""
         rng = np.random.default_rng(seed)
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
         load_policies(self, policy, pool)
         buf = Buffer()
         episodes = defaultdict(list)
         steps = 0
-        tables = [Table(env, self.args.get("win_bonus", 0.0) * self.reward_scale) for env in self.envs]
+        tables = [Table(env, self.config.win_bonus * self.reward_scale) for env in self.envs]
 
         def start(t: Table) -> None:
-            controllers, label = (["teacher"] * self.n, "teacher") if teacher else self._controllers(rng, len(pool))
+            controllers, label = self.seat(rng, len(pool))
             scripted = {}
             for seat, c in enumerate(controllers):
-                if c in ("heuristic", "random", "teacher"):  # the teacher is the heuristic, recorded
-                    scripted[seat] = self._scripted("heuristic" if c == "teacher" else c, int(rng.integers(2**31)))
+                if c in self.SCRIPTED:
+                    scripted[seat] = make_agent(self.SCRIPTED[c], self.game, self.n, seed=int(rng.integers(2**31)))
             t.start(int(rng.integers(2**31)), controllers, label, scripted)
 
         share = num_steps / len(tables)  # env steps per table
@@ -288,7 +315,7 @@ class RolloutWorker:
                 while not t.advance(buf):
                     ranks = t.final_ranks()
                     for seat, c in enumerate(t.controllers):
-                        if c in ("learner", "teacher"):
+                        if c == "learner":
                             episodes[t.label].append({"return": t.returns[seat], "rank": ranks[seat]})
                     t.steps += t.env_steps_this_game
                     lengths.append(t.env_steps_this_game)
@@ -327,51 +354,47 @@ class RolloutWorker:
             groups[c if isinstance(c, str) else c[1]].append(i)
         actions = [0] * len(live)
         for key, idx in groups.items():
-            if key == "learner":
-                obs = np.stack([views[i][3] for i in idx])
-                masks = np.stack([views[i][2]["action_mask"] for i in idx]).astype(bool)
-                crit = (
-                    obs
-                    if self.critic == "plain"
-                    else np.stack([critic_input(live[i].env, views[i][0], views[i][3], self.critic) for i in idx])
-                )
-                a, logp, _, v = self.net.get_action_and_value(
-                    torch.from_numpy(obs), torch.from_numpy(masks), torch.from_numpy(crit), generator=gen
-                )
-                a, logp, v = a.tolist(), logp.tolist(), v.tolist()
-                for j, i in enumerate(idx):
-                    t, seat = live[i], views[i][1]
-                    k = buf.add(obs[j], masks[j], crit[j] if self.critic == "global" else None, a[j], logp[j], v[j])
-                    t.decided(seat, k, buf)
-                    actions[i] = a[j]
-            elif key == "teacher":  # the heuristic decides, and its decision is recorded to be imitated
-                for i in idx:
-                    t, (agent, seat, view, x) = live[i], views[i]
-                    a = t.scripted[seat].act(view)
-                    crit = critic_input(t.env, agent, x, self.critic) if self.critic == "global" else None
-                    k = buf.add(x, view["action_mask"].astype(bool), crit, a, 0.0, 0.0)  # x is a fresh array
-                    t.decided(seat, k, buf)
-                    actions[i] = a
-            elif isinstance(key, int):  # a frozen snapshot
-                obs = np.stack([views[i][3] for i in idx])
-                masks = np.stack([views[i][2]["action_mask"] for i in idx]).astype(bool)
-                for i, a in zip(idx, snapshot_moves(self.snapshots[key], obs, masks, gen).tolist()):
-                    actions[i] = a
-            else:  # heuristic or random: the Agent interface, one call per seat
-                for i in idx:
-                    actions[i] = live[i].scripted[views[i][1]].act(views[i][2])
+            self.answer(key, idx, live, views, buf, gen, actions)
         return actions
 
+    def answer(self, key, idx: list[int], live: list[Table], views: list, buf: Buffer, gen, actions: list) -> None:
+        """Fill `actions[i]` for the decisions `idx` of one controller (`key`)."""
+        if key == "learner":
+            obs = np.stack([views[i][3] for i in idx])
+            masks = np.stack([views[i][2]["action_mask"] for i in idx]).astype(bool)
+            crit = (
+                obs
+                if self.critic == "plain"
+                else np.stack([critic_input(live[i].env, views[i][0], views[i][3], self.critic) for i in idx])
+            )
+            a, logp, _, v = self.net.get_action_and_value(
+                torch.from_numpy(obs), torch.from_numpy(masks), torch.from_numpy(crit), generator=gen
+            )
+            a, logp, v = a.tolist(), logp.tolist(), v.tolist()
+            for j, i in enumerate(idx):
+                t, seat = live[i], views[i][1]
+                k = buf.add(obs[j], masks[j], crit[j] if self.critic == "global" else None, a[j], logp[j], v[j])
+                t.decided(seat, k, buf)
+                actions[i] = a[j]
+        elif isinstance(key, int):  # a frozen snapshot
+            obs = np.stack([views[i][3] for i in idx])
+            masks = np.stack([views[i][2]["action_mask"] for i in idx]).astype(bool)
+            for i, a in zip(idx, snapshot_moves(self.snapshots[key], obs, masks, gen).tolist()):
+                actions[i] = a
+        else:  # a scripted seat (heuristic, random): the Agent interface, one call per seat
+            for i in idx:
+                actions[i] = live[i].scripted[views[i][1]].act(views[i][2])
 
-def _worker_main(conn, args: dict, reward_scale: float, num_envs: int) -> None:
+
+def _worker_main(conn, config: RolloutConfig, worker_class: type) -> None:
     torch.set_num_threads(1)  # one core per worker
-    worker = RolloutWorker(args, reward_scale, num_envs)
+    worker = worker_class(config)
     while True:
         msg = conn.recv()
         if msg[0] == "close":
             break
-        _, policy, pool, seed, num_steps, teacher = msg
-        conn.send(worker.collect(policy, pool, seed, num_steps, teacher))
+        _, policy, pool, seed, num_steps = msg
+        conn.send(worker.collect(policy, pool, seed, num_steps))
     conn.close()
 
 
@@ -380,36 +403,34 @@ def _numpy(state_dict: dict) -> dict:
 
 
 class RolloutWorkers:
-    """`workers` processes (spawned, one core each), or collection in this process when 0."""
+    """`config.workers` processes (spawned, one core each) running `worker_class`, or collection in
+    this process when 0."""
 
-    def __init__(self, args, reward_scale: float) -> None:
-        import dataclasses
-
-        self.args = dataclasses.asdict(args)
-        self.num_workers = args.workers
-        self.rollout_steps = args.rollout_steps
+    def __init__(self, config: RolloutConfig, worker_class: type = RolloutWorker) -> None:
+        self.num_workers = config.workers
+        self.rollout_steps = config.rollout_steps
         self.local = None
         self.conns, self.procs = [], []
         if self.num_workers == 0:
-            self.local = RolloutWorker(self.args, reward_scale, args.num_envs)
+            self.local = worker_class(config)
             return
         ctx = mp.get_context("spawn")  # fork after torch has started threads can deadlock
         for _ in range(self.num_workers):
             parent, child = ctx.Pipe()
-            p = ctx.Process(target=_worker_main, args=(child, self.args, reward_scale, args.num_envs), daemon=True)
+            p = ctx.Process(target=_worker_main, args=(child, config, worker_class), daemon=True)
             p.start()
             self.conns.append(parent)
             self.procs.append(p)
 
-    def collect(self, policy: dict, pool: list, seed: tuple, num_steps: int | None = None, teacher: bool = False) -> dict:
+    def collect(self, policy: dict, pool: list, seed: tuple, num_steps: int | None = None) -> dict:
         policy, pool = _numpy(policy), [_numpy(p) for p in pool]
         num_steps = num_steps or self.rollout_steps
         if self.local is not None:
-            parts = [self.local.collect(policy, pool, [*seed, 0], num_steps, teacher)]
+            parts = [self.local.collect(policy, pool, [*seed, 0], num_steps)]
         else:
             share = -(-num_steps // self.num_workers)
             for w, conn in enumerate(self.conns):
-                conn.send(("collect", policy, pool, [*seed, w], share, teacher))
+                conn.send(("collect", policy, pool, [*seed, w], share))
             parts = [conn.recv() for conn in self.conns]
         return merge(parts)
 

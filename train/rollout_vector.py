@@ -2,7 +2,7 @@
 
 `train/ppo.py` plays here instead of `train/rollout.py` when no table has a
 scripted opponent (`--vs-heuristic 0 --vs-random 0`) and the policy reads the
-plain observation (no hand-made features, no hint, no imitation warm start).
+plain observation (no hand-made features, no hint).
 Each game is then self-play (the learner holds every seat) or one learner seat
 against past snapshots of the network, drawn as `train/rollout.py` draws them
 (`draw_controllers`). Every step, the waiting decisions of all `N` tables go
@@ -33,27 +33,20 @@ import torch
 
 import envs
 from agents.network import ActorCritic, critic_size
-from train.cli import parse_rules
-from train.rollout import draw_controllers, load_policies, snapshot_moves
+from train.rollout import RolloutConfig, draw_controllers, load_policies, snapshot_moves
 
 SEED_RANGE = 2**40  # rollout seeds; table seeds add at most N * games to it
 
 
-def uses_vector_env(args) -> bool:
+def uses_vector_env(config: RolloutConfig) -> bool:
     """Whether `train.ppo` collects on the batched engine: no scripted opponent, the plain observation."""
     from envs.vector import KERNELS  # numba loads here, only when asked
 
-    return (
-        args.vs_heuristic == 0
-        and args.vs_random == 0
-        and args.game in KERNELS
-        and not getattr(args, "features", False)
-        and not getattr(args, "hint", False)
-        and not getattr(args, "imitation_steps", 0)
-    )
+    return (config.vs_heuristic == 0 and config.vs_random == 0 and config.game in KERNELS
+            and not config.features and not config.hint)
 
 
-class _Grow:
+class GrowingColumns:
     """Columns of transitions that grow by doubling (a rollout's size is only known at its end)."""
 
     def __init__(self, columns: dict) -> None:
@@ -87,23 +80,23 @@ class VectorRollout:
     that follows uses the same cores); torch's threads do the forward passes.
     """
 
-    def __init__(self, args, reward_scale: float) -> None:
-        if not uses_vector_env(args):
+    def __init__(self, config: RolloutConfig) -> None:
+        if not uses_vector_env(config):
             raise ValueError("the batched rollout plays self-play and snapshot tables (--vs-heuristic 0 --vs-random 0) "
                              "with the plain observation only")
-        self.game, self.n, self.critic = args.game, args.players, args.critic
-        self.reward_scale = reward_scale
-        self.win_bonus = getattr(args, "win_bonus", 0.0) * reward_scale
-        self.num_tables = args.num_envs * max(1, args.workers)
-        self.rollout_steps = args.rollout_steps
-        self.rules = parse_rules(getattr(args, "rules", ""))  # the warm-start variant's --rules
+        self.config = config
+        self.game, self.n, self.critic = config.game, config.players, config.critic
+        self.reward_scale = config.reward_scale
+        self.win_bonus = config.win_bonus * config.reward_scale
+        self.num_tables = config.num_envs * max(1, config.workers)
+        self.rollout_steps = config.rollout_steps
+        self.rules = config.rules
         engine = envs.make_raw(self.game, num_players=self.n, **self.rules).game
         self.obs_size, self.num_actions = engine.obs_size, engine.num_actions
         self.critic_size = critic_size(engine, self.critic)
-        self.make_net = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, args.hidden)
+        self.make_net = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, config.hidden)
         self.net = self.make_net()
         self.snapshots: list[ActorCritic] = []
-        self.shares = {"self_play": args.self_play, "vs_heuristic": 0.0, "vs_random": 0.0}
 
     @torch.no_grad()
     def decide(self, obs: np.ndarray, mask: np.ndarray, crit: np.ndarray, gen: torch.Generator):
@@ -113,9 +106,7 @@ class VectorRollout:
         )
         return a.numpy(), logp.numpy(), v.numpy()
 
-    def collect(self, policy: dict, pool: list, seed, num_steps: int | None = None, teacher: bool = False) -> dict:
-        if teacher:
-            raise ValueError("the batched rollout has no teacher mode (imitation runs on train.rollout)")
+    def collect(self, policy: dict, pool: list, seed, num_steps: int | None = None) -> dict:
         num_steps = num_steps or self.rollout_steps
         threads = torch.get_num_threads()
         # Forward passes over a few hundred rows: one thread is fastest, more only wait on each other.
@@ -133,7 +124,7 @@ class VectorRollout:
         self.table_seed = int(rng.integers(SEED_RANGE))  # table t's k-th game: the AEC seed table_seed + t + k * N
         venv = envs.vector_env(self.game, N, n, seed=self.table_seed, **self.rules)
         glob = self.critic == "global"
-        buf = _Grow({
+        buf = GrowingColumns({
             "obs": ((self.obs_size,), np.float32), "masks": ((self.num_actions,), bool),
             "critic_in": ((self.critic_size if glob else 0,), np.float32), "actions": ((), np.int64),
             "logprobs": ((), np.float32), "values": ((), np.float32), "rewards": ((), np.float32),
@@ -148,7 +139,7 @@ class VectorRollout:
         self.seating = []  # (table, learner seat, snapshot) of each game, in the order they start
 
         def seat_players(t: int) -> None:
-            controllers, labels[t] = draw_controllers(rng, self.shares, n, len(pool), False)
+            controllers, labels[t] = draw_controllers(rng, self.config, len(pool))
             learner_seat[t] = -1 if labels[t] == "self" else controllers.index("learner")
             # Every other seat holds the same snapshot ("snapshot", k).
             snapshot[t] = -1 if labels[t] == "self" else controllers[(learner_seat[t] + 1) % n][1]

@@ -1,4 +1,5 @@
-"""A training run's folder: never replaced by accident, one trainer at a time, resumed cleanly.
+"""A training run's folder: never replaced by accident, one trainer at a time, resumed cleanly;
+and the run's log in it (`RunLog`: progress.csv, TensorBoard events, a progress bar).
 
 `RunFolder.open` does every check before anything is written, and raises
 ValueError (one line) when it refuses:
@@ -19,6 +20,7 @@ from __future__ import annotations
 import csv
 import glob
 import os
+import sys
 
 from agents.checkpoint import read_checkpoint
 
@@ -136,3 +138,67 @@ class RunFolder:
         with open(tmp, "w", newline="") as f:
             csv.writer(f).writerows(kept)
         os.replace(tmp, self.csv_path)
+
+
+class RunLog:
+    """What a run reports as it goes: a row per update in progress.csv, the same numbers as
+    TensorBoard scalars (when the tensorboard package is installed) and, on a terminal, a progress
+    bar over env steps. `say` prints a line without breaking the bar."""
+
+    def __init__(self, run: RunFolder, fresh: bool, total: int, initial: int = 0) -> None:
+        fresh = fresh or not os.path.isfile(run.csv_path) or os.path.getsize(run.csv_path) == 0
+        self.header_due = fresh
+        self.file = open(run.csv_path, "w" if fresh else "a", newline="")
+        self.csv = None
+        self.writer, self.note = None, "TensorBoard: skipped, the tensorboard package is not installed (pip install tensorboard)"
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer, self.note = SummaryWriter(run.path), f"TensorBoard: tensorboard --logdir {run.path}"
+        except ImportError:
+            pass
+        self.bar = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True)
+        self.say = self.bar.write if self.bar is not None else print
+
+    @property
+    def written(self) -> list[str]:
+        return ["progress.csv", "checkpoint.pt", "final.pt"] + (["TensorBoard events"] if self.writer is not None else [])
+
+    def advance(self, steps: int, grow: bool = False) -> None:
+        """Move the bar by `steps` env steps (`grow`: steps the total did not foresee, such as a warm start)."""
+        if self.bar is not None:
+            if grow:
+                self.bar.total += steps
+            self.bar.update(steps)
+
+    def retotal(self, total: int) -> None:
+        if self.bar is not None:
+            self.bar.total = total
+            self.bar.refresh()
+
+    def write(self, row: dict, env_steps: int, pool_size: int) -> None:
+        if self.csv is None:
+            self.csv = csv.DictWriter(self.file, fieldnames=list(row))
+            if self.header_due:
+                self.csv.writeheader()
+        self.csv.writerow(row)
+        self.file.flush()
+        if self.writer is not None:
+            for key, value in row.items():
+                if key not in ("update", "global_step") and value == value:  # skip NaN
+                    self.writer.add_scalar(f"charts/{key}", value, row["global_step"])
+        self.advance(env_steps)
+        if self.bar is not None:
+            self.bar.set_postfix(sps=f"{row['steps_per_second']:.0f}", ret=f"{row['episode_return']:+.2f}",
+                                 vs_h=f"{row['winrate_vs_heuristic']:.2f}", pool=pool_size)
+
+    def close(self) -> None:
+        self.file.close()
+        if self.writer is not None:
+            self.writer.close()
+        if self.bar is not None:
+            self.bar.close()

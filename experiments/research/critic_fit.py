@@ -68,8 +68,8 @@ def critic_fit(path: str, steps: int, gamma: float | None, epochs: int, opponent
 
     from agents.ppo import PPOAgent, read_checkpoint
     from agents.network import ActorCritic
-    from train.ppo_warmstart import Args
-    from train.rollout import RolloutWorker, measure_scales
+    from train.ppo_warmstart import Args, variant
+    from train.rollout import RolloutConfig, RolloutWorker, measure_scales
 
     PPOAgent.load(path)  # every check on the file, with its clear errors
     ckpt = read_checkpoint(path)
@@ -83,7 +83,9 @@ def critic_fit(path: str, steps: int, gamma: float | None, epochs: int, opponent
     torch.manual_seed(seed)
     scales = measure_scales(args["game"], args["players"], args["critic"], seed=args["seed"], games=args["scale_games"],
                             features=args["features"], hint=args.get("hint", False))
-    worker = RolloutWorker(args, scales["reward_scale"], num_envs=64)
+    known = {f.name for f in dataclasses.fields(Args)}
+    run_args = Args(**{k: v for k, v in args.items() if k in known})
+    worker = RolloutWorker(RolloutConfig.of(run_args, variant(run_args), scales["reward_scale"]), num_envs=64)
     batch = worker.collect(ckpt["model"], [ckpt["model"]], seed=(seed, 1), num_steps=steps)
     ret, stream = returns_and_streams(batch, gamma)
     x = torch.as_tensor(batch["critic_in"] if args["critic"] == "global" else batch["obs"])
