@@ -162,6 +162,8 @@ def frame(engine, view: int | str, step: int, move: dict | None) -> dict:
         "step": step,
         "move": move,
         "text": engine.render() if view == "spectator" else engine.view(view),
+        # the hands this view may see, as card names (null for the others)
+        "hands": [hand_cards(engine, s) if view in ("spectator", s) else None for s in range(engine.num_players)],
         "to_act": None if over or hide_actor else int(engine.current_player),
         "over": over,
         "result": {"scores": [int(s) for s in engine.scores], "ranks": [int(r) for r in engine.ranks()]} if over else None,
@@ -222,6 +224,7 @@ class ReplayFolder:
             if head is None:
                 try:
                     head = replay_format.read_header(path)
+                    head.result = recorded_result(path)
                 except (OSError, ValueError, UnicodeDecodeError) as e:
                     head = one_line(e, path)
             cached = self._headers[path] = (stamp, head)
@@ -268,7 +271,8 @@ class ReplayFolder:
                     out.append({"id": rid, "unreadable": head})
                     continue
                 # No seed here: a seat's viewer must not be handed the deal.
-                out.append({"id": rid, "game": head.game, "players": head.num_players, "agents": head.agents})
+                out.append({"id": rid, "game": head.game, "players": head.num_players, "agents": head.agents,
+                            "winners": None if head.result is None else [s for s, r in enumerate(head.result["ranks"]) if r == 1]})
         return out
 
     def get(self, rid: str, view_text: str | None) -> dict:
@@ -301,6 +305,17 @@ class ReplayFolder:
         if view == "spectator":
             out["seed"] = rep.seed
         return out
+
+
+def recorded_result(path: Path) -> dict | None:
+    """A replay's recorded result (its last line), unchecked, for the list; None when it has none."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, path.stat().st_size - 4096))
+            result = json.loads(f.read().splitlines()[-1])["result"]
+        return {"scores": [int(x) for x in result["scores"]], "ranks": [int(x) for x in result["ranks"]]}
+    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
+        return None
 
 
 # -- games against the bots --------------------------------------------------------------
@@ -337,7 +352,7 @@ class Bots:
 
 class LiveGame:
     def __init__(self, game: str, players: int, human: int, bots: list[str], seed: int, rule_options: dict,
-                 maker: Bots):
+                 maker: Bots, auto_pass: bool = False):
         engine_cls = replay_format.engine_class(game)
         self.engine = engine_cls(players, **rule_options)
         self.engine.reset(np.random.default_rng(seed))
@@ -345,30 +360,57 @@ class LiveGame:
         self.kinds = bots
         # Each bot's own stream, from the game's seed: the same seed and the same human moves give the same game.
         self.bots = [None if s == human else maker.make(bots[s], game, players, seed * 7919 + s) for s in range(players)]
+        self.auto_pass = auto_pass
         self.step = 0
+        self.moves: list[tuple[int, int]] = []
+        self.frames: list[dict] = []  # every frame the human was shown: a reloaded page gets them again
+        self._rounds: list[dict] = []  # round results not yet shown (a round may end on a move the human sees no frame for)
         self.touched = time.monotonic()
 
     def bots_move(self) -> list[dict]:
-        """The bots' moves up to the human's next decision (or the end), one frame each (see `shows_frame`)."""
+        """The bots' moves up to the human's next decision (or the end), one frame each (see
+        `shows_frame`); with `auto_pass`, the human's only legal move is played too."""
         e, frames = self.engine, []
         for _ in range(MAX_BOT_STEPS):
-            if e.game_over or e.current_player == self.human:
+            if e.game_over:
                 return frames
             seat = e.current_player
-            action = int(self.bots[seat].act({"observation": e.observe(seat), "action_mask": e.legal_mask()}))
+            if seat == self.human:
+                legal = np.flatnonzero(e.legal_mask())
+                if not (self.auto_pass and legal.size == 1):
+                    return frames
+                action = int(legal[0])
+            else:
+                action = int(self.bots[seat].act({"observation": e.observe(seat), "action_mask": e.legal_mask()}))
             shown = self.apply(seat, action)
             if shown is not None:
+                if seat == self.human:
+                    shown["auto"] = True  # played for the human: its only move
                 frames.append(shown)
         raise RuntimeError(f"{self.game}: the bots made {MAX_BOT_STEPS} moves without the game reaching the human")
 
     def apply(self, seat: int, action: int) -> dict | None:
-        """Play a move; the human's frame for it, or None when the human sees no frame for it."""
-        shown = shown_move(self.engine, seat, action, self.human)
-        self.engine.step(action)
-        if not shows_frame(self.engine, shown, self.human):
+        """Play a move; the human's frame for it, or None when the human sees no frame for it.
+
+        A move that ends a round (the engine reports a score event) brings the round's result,
+        and, in play mode, every hand as it was when the round ended: the round is over, so
+        nothing it shows is still hidden. Before that, the human's frames are its seat's view only.
+        """
+        e = self.engine
+        shown = shown_move(e, seat, action, self.human)
+        hands = [hand_cards(e, s) for s in range(self.players)]
+        event = e.step(action)
+        self.moves.append((seat, action))
+        if event is not None:
+            self._rounds.append(round_result(e, event, hands))
+        if not shows_frame(e, shown, self.human):
             return None
         self.step += 1
-        return frame(self.engine, self.human, self.step, shown)
+        out = frame(e, self.human, self.step, shown)
+        if self._rounds:
+            out["rounds"], self._rounds = self._rounds, []
+        self.frames.append(out)
+        return out
 
     def answer(self, gid: str, frames: list[dict]) -> dict:
         e = self.engine
@@ -380,14 +422,42 @@ class LiveGame:
             "players": self.players,
             "human": self.human,
             "agents": ["you" if s == self.human else self.kinds[s] for s in range(self.players)],
+            "rule_options": replay_format.jsonable(e.options),
+            "auto_pass": self.auto_pass,
             "frames": frames,
             "legal": legal,
             "over": bool(e.game_over),
-            "result": frames[-1]["result"] if frames and e.game_over else None,
+            "result": self.frames[-1]["result"] if e.game_over else None,
         }
         if e.game_over:
-            out["seed"] = self.seed  # the deal may be told once the game is over
+            # Once the game is over the deal may be told: its seed, and the game as a replay file.
+            out["seed"] = self.seed
+            agents = ["human" if s == self.human else self.kinds[s] for s in range(self.players)]
+            out["replay"] = replay_format.record(self.game, self.players, self.seed, agents, self.moves, e.scores,
+                                                 e.ranks(), e.options).dumps()
         return out
+
+
+def hand_cards(engine, seat: int) -> list[str]:
+    """A seat's hand as a list of card names (the engines' `hand_names` give a list or one string)."""
+    names = engine.hand_names(seat)
+    return names.split() if isinstance(names, str) else [str(c) for c in names]
+
+
+def round_result(engine, event, hands: list[list[str]]) -> dict:
+    """A round's end in the game's words: each seat's score change, the engine's facts about the
+    round (seats as player_k, codes by name) and the hands as the round ended."""
+    facts = {}
+    for k, v in event.details.items():
+        if k in engine.INFO_SEATS:
+            facts[k] = f"player_{v}" if v >= 0 else None
+        elif k in engine.INFO_CODES:
+            facts[k] = engine.INFO_CODES[k][v]
+        elif isinstance(v, (list, tuple, np.ndarray)):
+            facts[k] = [int(x) for x in v]
+        else:
+            facts[k] = int(v) if isinstance(v, (int, np.integer)) else v
+    return {"changes": [int(d) for d in event.deltas], "scores": [int(x) for x in engine.scores], "facts": facts, "hands": hands}
 
 
 def _int(body: dict, key: str, default: Any = None) -> Any:
@@ -402,7 +472,7 @@ def _int(body: dict, key: str, default: Any = None) -> Any:
 class GameTable:
     """The open games, bounded: finished games go at once, idle ones after IDLE_S, the oldest past MAX_GAMES."""
 
-    FIELDS = ("game", "players", "human", "bots", "seed", "rule_options")
+    FIELDS = ("game", "players", "human", "bots", "seed", "rule_options", "auto_pass")
 
     def __init__(self, max_games: int = MAX_GAMES, idle_s: float = IDLE_S):
         self.games: OrderedDict[str, LiveGame] = OrderedDict()
@@ -447,29 +517,44 @@ class GameTable:
             seed = secrets.randbits(32)
         if not 0 <= seed <= MAX_SEED:
             raise ApiError(400, f"seed must be an integer from 0 to 2**63 - 1, got {seed}")
+        auto_pass = body.get("auto_pass", False)
+        if not isinstance(auto_pass, bool):
+            raise ApiError(400, f"auto_pass must be true or false, got {repr(auto_pass)[:40]}")
         options = body.get("rule_options") or {}
         if not isinstance(options, dict):
             raise ApiError(400, f"rule_options must be an object, got {str(options)[:40]}")
         try:
-            live = LiveGame(game, players, human, bots, seed, options, self.bots)
+            live = LiveGame(game, players, human, bots, seed, options, self.bots, auto_pass)
         except ValueError as e:  # the engine's rule-option checks
             raise ApiError(400, one_line(e)) from None
-        frames = [frame(live.engine, human, 0, None)] + live.bots_move()
+        live.frames.append(frame(live.engine, human, 0, None))
+        frames = live.frames[:1] + live.bots_move()
         gid = secrets.token_hex(8)
         with self.lock:
-            if not live.engine.game_over:
-                self._drop_stale()
-                self.games[gid] = live
+            self._drop_stale()
+            self.games[gid] = live  # a finished one too: a reloaded page shows its end
         return live.answer(gid, frames)
+
+    def _open(self, gid: str) -> LiveGame:
+        live = self.games.get(gid)
+        if live is None:
+            raise ApiError(404, f"no open game {gid[:40]!r} (finished and idle games are dropped)")
+        self.games.move_to_end(gid)
+        live.touched = time.monotonic()
+        return live
+
+    def show(self, gid: str) -> dict:
+        """An open game from the start, as its human has seen it (for a page that was reloaded)."""
+        with self.lock:
+            live = self._open(gid)
+            return live.answer(gid, list(live.frames))
 
     def act(self, gid: str, body: dict) -> dict:
         with self.lock:
-            live = self.games.get(gid)
-            if live is None:
-                raise ApiError(404, f"no open game {gid!r} (finished and idle games are dropped)")
-            self.games.move_to_end(gid)
-            live.touched = time.monotonic()
+            live = self._open(gid)
             e = live.engine
+            if e.game_over:
+                raise ApiError(400, f"game {gid!r} is over (its seed was {live.seed})")
             unknown = sorted(set(body) - {"action", "name"})
             if unknown or len(body) != 1:
                 raise ApiError(400, "send one of {\"action\": <int>} or {\"name\": \"<move name>\"}")
@@ -490,9 +575,21 @@ class GameTable:
                 shown = f"{action} ({e.action_name(action, live.human)!r})" if 0 <= action < e.num_actions else str(action)
                 raise ApiError(400, f"move {shown} is not legal now; legal: {names}")
             frames = [live.apply(live.human, action)] + live.bots_move()
-            if e.game_over:
-                del self.games[gid]
             return live.answer(gid, frames)
+
+
+RULES = Path(__file__).resolve().parents[1] / "docs" / "RULES.md"
+
+
+def rules_text(game: str) -> str:
+    """A game's rules for the page: its section of docs/RULES.md (in a checkout), else its env page."""
+    import envs
+
+    if RULES.is_file():
+        for section in re.split(r"\n(?=## )", RULES.read_text(encoding="utf-8")):
+            if section.startswith("## ") and f"`{game}`" in section.splitlines()[0]:
+                return section.strip().rstrip("-").strip()
+    return (envs.module(game).__doc__ or "").strip()
 
 
 def setup() -> dict:
@@ -507,7 +604,8 @@ def setup() -> dict:
                    for name, (default, _, help) in cls.OPTIONS.items()]
         bots = {n: Bots.kinds(g, n) for n in range(cls.min_players, cls.max_players + 1)}
         games.append({"game": g, "min_players": cls.min_players, "max_players": cls.max_players,
-                      "default_players": cls.default_players, "rule_options": options, "bots": bots})
+                      "default_players": cls.default_players, "rule_options": options, "bots": bots,
+                      "rules": rules_text(g)})
     return {"games": games, "bots": list(BOT_KINDS)}
 
 
@@ -663,6 +761,8 @@ class Handler(BaseHTTPRequestHandler):
                 query = parse_qs(url.query)
                 view = query.get("view", [None])[-1]
                 self._json(200, self.server.replays.get("/".join(parts[2:]), view))
+            elif method == "GET" and len(parts) == 3 and parts[:2] == ["api", "games"]:
+                self._json(200, self.server.games.show(parts[2]))
             elif method == "POST" and parts == ["api", "games"]:
                 self._json(200, self.server.games.create(body))
             elif method == "POST" and len(parts) == 4 and parts[:2] == ["api", "games"] and parts[3] == "act":

@@ -315,7 +315,9 @@ def test_spectator_only_on_request(recorded):
     assert spec["seed"] == rep.seed
     status, listing = request("GET", f"{url}/api/replays")
     assert status == 200 and len(listing["replays"]) == sum(len(v) for v in records.values())
-    assert all(set(e) == {"id", "game", "players", "agents"} for e in listing["replays"])
+    assert all(set(e) == {"id", "game", "players", "agents", "winners"} for e in listing["replays"])
+    assert all(e["winners"] == [s for s, k in enumerate(r["ranks"]) if k == 1] for e in listing["replays"]
+               for r in [next(x for g, rs in records.items() for x in rs if rid(g, x) == e["id"])])
 
 
 def test_bad_replay_requests(recorded):
@@ -357,9 +359,14 @@ def test_play_a_whole_game_against_bots():
         rep = replay.Replay("neu", 4, 5, ["heuristic", "you", "heuristic", "heuristic"])
         engine = rep.new_engine()
         assert frames[0]["text"] == engine.view(1)
-        # a finished game is gone
+        # a finished game takes no more moves, but a reloaded page still shows it, with the game as a replay
         status, got = request("POST", f"{url}/api/games/{last['id']}/act", {"action": 0})
-        assert status == 404 and "no open game" in got["error"]
+        assert status == 400 and "is over (its seed was 5)" in got["error"]
+        status, shown = request("GET", f"{url}/api/games/{last['id']}")
+        assert status == 200 and shown["frames"] == frames and shown["over"]
+        saved = replay.loads(shown["replay"])
+        assert saved.agents == ["heuristic", "human", "heuristic", "heuristic"] and saved.seed == 5
+        assert saved.final() == last["result"]
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -674,3 +681,48 @@ def test_saved_replays_never_overwrite(tmp_path):
     assert [p.name for p in written] == ["neu-4p-t0-d0-r0-2" + replay.SUFFIX]
     assert {p.name: p.read_text() for p in tmp_path.glob("*" + replay.SUFFIX) if p.name in first} == first
     assert not list(tmp_path.glob(".*tmp")), "a temporary file was left behind"
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_live_frames_reveal_hands_only_once_the_round_is_over(game):
+    """In play mode the human's frames are its seat's view (unchanged when what it cannot see is
+    redealt) until a round ends; the frame of that move brings the round's result and every hand
+    as it was when the round ended."""
+    import random
+
+    rnd, rng = random.Random(2), np.random.default_rng(2)
+    n = replay.engine_class(game).default_players
+    live = web.LiveGame(game, n, 1, ["random"] * n, 11, {}, web.Bots())
+    log, real = [], live.apply
+
+    def spy(seat, action):
+        before = clone(live.engine)
+        event = clone(before).step(action)
+        shown = real(seat, action)
+        log.append((before, clone(live.engine), event, shown))
+        return shown
+
+    live.apply = spy
+    live.bots_move()
+    while not live.engine.game_over:
+        live.apply(1, rnd.choice(np.flatnonzero(live.engine.legal_mask()).tolist()))
+        live.bots_move()
+    reveals, pending = 0, []
+    for before, after, event, shown in log:
+        if event is not None:
+            pending.append([web.hand_cards(before, s) for s in range(n)])
+        if shown is None:
+            continue
+        seat_view = {k: v for k, v in shown.items() if k != "rounds"}
+        for _ in range(2):
+            g = clone(after)
+            g.shuffle_hidden(1, rng)
+            assert web.frame(g, 1, shown["step"], shown["move"]) == seat_view, f"{game} frame {shown['step']} shows a hidden card"
+        if pending:
+            assert [r["hands"] for r in shown["rounds"]] == pending, f"{game} frame {shown['step']}: wrong or missing reveal"
+            assert all(len(r["changes"]) == n for r in shown["rounds"])
+            reveals += len(pending)
+            pending = []
+        else:
+            assert "rounds" not in shown, f"{game} frame {shown['step']}: hands revealed before the round ended"
+    assert reveals >= 1 and live.frames[-1]["over"] and "rounds" in live.frames[-1]
