@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from agents.base import Agent, RandomAgent, can_act_batch
 from agents.spec import BUILTIN_KINDS, make_from_spec, spec_label
+from agents.opponents import make_single_agent
 
 AGENT_KINDS = BUILTIN_KINDS
 
@@ -55,4 +56,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["Agent", "RandomAgent", "can_act_batch", "make_agent", "make_agents", "spec_label", "AGENT_KINDS", "PPOAgent"]
+__all__ = ["Agent", "RandomAgent", "can_act_batch", "make_agent", "make_agents", "spec_label", "AGENT_KINDS", "PPOAgent", "make_single_agent"]

@@ -2,7 +2,8 @@
 
     import envs
     env = envs.make("neu", num_players=4)      # same as envs.neu_v0.env(num_players=4)
-    single = envs.make_single_agent("neu", seat=0, opponents="heuristic")   # a gymnasium.Env
+    single = envs.make_single_agent("neu", seat=0, opponents=my_bot)      # a gymnasium.Env; opponents
+                                                # named by spec ("heuristic"): agents.make_single_agent
     facts = envs.info("neu", num_players=4)     # sizes, step bound, notation, obs layout; no env built
 
 `envs.info(name, num_players=4, **rules)` returns an `envs.facts.GameInfo`
@@ -75,12 +76,14 @@ def box_obs(env):
     return wrap(env)
 
 
-def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, opponents: Any = "heuristic",
-                      render_mode: str | None = None, **rule_options: Any):
-    """One seat of `game` as a `gymnasium.Env` against `opponents`; see `envs.single_agent`."""
+def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, *, opponents: Any,
+                      render_mode: str | None = None, move_timeout: float | None = None, **rule_options: Any):
+    """One seat of `game` as a `gymnasium.Env` against `opponents` (agent objects or callables);
+    see `envs.single_agent`. Opponents named by spec ("heuristic"): `agents.make_single_agent`."""
     from envs.single_agent import make_single_agent as make
 
-    return make(game, num_players=num_players, seat=seat, opponents=opponents, render_mode=render_mode, **rule_options)
+    return make(game, num_players=num_players, seat=seat, opponents=opponents, render_mode=render_mode,
+                move_timeout=move_timeout, **rule_options)
 
 
 def vector_env(game: str, num_envs: int, num_players: int | None = 4, seed: int = 0, **rule_options: Any):

@@ -186,7 +186,10 @@ class CardGameEnv(AECEnv):
         if not self._has_reset:
             raise RuntimeError("call reset() before action_mask()")
         game = self.game
-        if agent == self.agent_selection and self._seat[agent] == game.current_player and not game.game_over:
+        seat = self._seat.get(agent) if type(agent) is str else None
+        if seat is None:
+            seat = self._seat[self._known(agent)]  # an unknown agent raises, as in observe()
+        if agent == self.agent_selection and seat == game.current_player and not game.game_over:
             return game.legal_mask().copy()
         return self._no_moves.copy()
 

@@ -1,7 +1,8 @@
 """One seat of a card game as a single-agent `gymnasium.Env`; the other seats are played by opponents.
 
     import envs
-    env = envs.make_single_agent("neu", num_players=4, seat=0, opponents="heuristic")
+    bots = [my_bot_1, my_bot_2, my_policy]          # objects with act(observation), or callables
+    env = envs.make_single_agent("neu", num_players=4, seat=0, opponents=bots)
     obs, info = env.reset(seed=0)
     while True:
         legal = info["action_mask"].nonzero()[0]
@@ -9,6 +10,10 @@
         if terminated or truncated:
             break
 
+Opponents named by agent specs ("heuristic", "ppo:PATH", "bots.py:Greedy")
+are built in `agents`, which may import both floors:
+``agents.make_single_agent("neu", opponents="heuristic")`` gives the same env,
+and so does ``gymnasium.make("cardzoo/Neu-v0", opponents="heuristic")``.
 With sb3-contrib, no wrapper is needed: ``MaskablePPO("MlpPolicy", env).learn(10_000)``
 reads the mask from ``env.action_masks()``.
 
@@ -22,18 +27,32 @@ reads the mask from ``env.action_masks()``.
 | terminated         | at the game's end; in Neu also when the seat is eliminated       |
 | truncated          | never: no game has a move limit                                  |
 | info               | the seat's AEC `infos` at that point, plus `action_mask`         |
+| render()           | the seat's own view of the table (`Engine.view`), never a hidden |
+|                    | hand                                                             |
 
-Opponents (``opponents=``), one spec for every other seat, or a list with one
-spec per other seat in seat order:
+Masks: once the episode is over no move is played any more, so the mask of
+the terminal step is all ones (any action is as good as another) rather than
+all zeros: a masked policy that samples for the step a vectorised env spends
+on resetting (gymnasium's default ``AutoresetMode.NEXT_STEP``) never samples
+from an empty mask. For training, ``AutoresetMode.SAME_STEP`` is the one to
+use: the terminal step already returns the next episode's first observation
+and mask (the last ones go in ``info["final_obs"]`` / ``info["final_info"]``),
+so every mask a policy sees belongs to a real decision.
 
-* ``"random"``, ``"heuristic"``, ``"ppo"`` (the shipped checkpoint for the game
-  and player count), ``"ppo:PATH"`` (a checkpoint file): built with
-  `agents.make_agent`;
-* an object with ``act(observation) -> int``, such as an `agents.Agent`;
-* a callable ``observation -> action``.
+Opponents (``opponents=``): one for every other seat, or a list with one per
+other seat in seat order; each an object with ``act(observation) -> int``
+(such as an `agents.Agent`) or a callable ``observation -> action``. An object
+given once plays every seat it is given for. An opponent sees what its seat
+sees in the AEC env: the dict ``{"observation": float32 vector, "action_mask":
+int8 vector}``; its move is checked against the env's own mask, not that copy.
 
-An opponent sees what its seat sees in the AEC env: the dict
-``{"observation": float32 vector, "action_mask": int8 vector}``.
+An opponent that fails (raises, ``SystemExit`` and ``os._exit`` included,
+returns anything but a legal integer action, or takes longer than
+``move_timeout`` seconds when one is given) raises `OpponentError` naming its
+seat and class; the env then refuses ``step()`` until the next ``reset()``. The
+time limit holds against ``except Exception`` but stops short of a long call
+into C and of code that swallows every ``BaseException``; see
+`envs.move_guard` for what an in-process limit can and cannot do.
 
 Seeding: ``reset(seed=s)`` deals the same game as ``envs.make(game).reset(seed=s)``
 and reseeds every opponent with a seed derived from ``s`` (objects with a
@@ -50,7 +69,6 @@ episode add up to the seat's AEC return.
 
 from __future__ import annotations
 
-import os
 import warnings
 from typing import Any, Callable
 
@@ -59,8 +77,16 @@ import gymnasium
 from gymnasium import spaces
 
 import envs
+from envs.move_guard import check_action, check_move_timeout, failure, guarded_act
 
-OPPONENT_KINDS = ("random", "heuristic", "ppo", "ppo:PATH")
+
+class OpponentError(RuntimeError):
+    """An opponent failed its move; `seat`, `opponent` (its class or function name) and
+    `problem` say which and how. The env refuses ``step()`` until the next ``reset()``."""
+
+    def __init__(self, seat: int, opponent: str, problem: str) -> None:
+        super().__init__(f"opponent at seat {seat} (player_{seat}, {opponent}) {problem}; call reset() to play again")
+        self.seat, self.opponent, self.problem = seat, opponent, problem
 
 
 def opponent_seeds(seed: int, num_players: int, seat: int) -> dict[int, int]:
@@ -69,47 +95,35 @@ def opponent_seeds(seed: int, num_players: int, seat: int) -> dict[int, int]:
     return {s: int(children[s].generate_state(1, np.uint64)[0]) for s in range(num_players) if s != seat}
 
 
-def resolve_opponents(game: str, num_players: int, seat: int, opponents: Any) -> dict[int, Any]:
-    """Turn an ``opponents`` spec into {seat: object with act() or callable} for every other seat."""
+def opponent_name(opponent: Any) -> str:
+    """How an error names an opponent: its class, or a plain function's name."""
+    if callable(getattr(opponent, "act", None)) or not hasattr(opponent, "__name__"):
+        return type(opponent).__name__
+    return opponent.__name__
+
+
+def seat_opponents(num_players: int, seat: int, opponents: Any) -> dict[int, Any]:
+    """{seat: object with act() or callable} for every other seat, from one opponent or a list of them."""
     others = [s for s in range(num_players) if s != seat]
     if isinstance(opponents, (list, tuple)):
         if len(opponents) != len(others):
             raise ValueError(
-                f"opponents: a list needs one spec per other seat ({len(others)} for seats {others}), got {len(opponents)}"
+                f"opponents: a list needs one opponent per other seat ({len(others)} for seats {others}), got {len(opponents)}"
             )
-        specs = list(opponents)
+        given = list(opponents)
     else:
-        specs = [opponents] * len(others)
-    resolved: dict[int, Any] = {}
-    for s, spec in zip(others, specs):
-        if isinstance(spec, str):
-            resolved[s] = _agent_from_name(spec, game, num_players)  # a string is one agent per seat
-        elif callable(getattr(spec, "act", None)) or callable(spec):
-            resolved[s] = spec  # an object given once for every seat stays one object
-        else:
+        given = [opponents] * len(others)
+    for s, o in zip(others, given):
+        if isinstance(o, str):
             raise ValueError(
-                f"opponent for seat {s} must be one of {', '.join(OPPONENT_KINDS)}, an object with "
-                f"act(observation), or a callable observation -> action; got {spec!r}"
+                f"opponent for seat {s} is the spec {o!r}; envs take agent objects or callables: build it with "
+                f"agents.make_single_agent(game, opponents={o!r}) or agents.make_agent({o!r}, game, num_players)"
             )
-    return resolved
-
-
-def _agent_from_name(spec: str, game: str, num_players: int):
-    # Imported here, not at module level: `agents` imports `envs`, and imports run
-    # one way (agents -> envs), so a string opponent is resolved only when asked for.
-    from agents import make_agent
-
-    if spec.startswith("ppo:"):
-        path = spec[len("ppo:"):]
-        if not os.path.isfile(path):
-            raise ValueError(f"opponent {spec!r}: no checkpoint file at {path!r}")
-        return make_agent("ppo", game, num_players, checkpoint=path)
-    if spec not in ("random", "heuristic", "ppo"):
-        raise ValueError(f"unknown opponent {spec!r}; valid: {', '.join(OPPONENT_KINDS)}, an agent object or a callable")
-    try:
-        return make_agent(spec, game, num_players)
-    except FileNotFoundError as e:  # no shipped checkpoint for this game and player count
-        raise ValueError(str(e).splitlines()[0]) from None
+        if not (callable(getattr(o, "act", None)) or callable(o)):
+            raise ValueError(
+                f"opponent for seat {s} must be an object with act(observation) or a callable observation -> action; got {o!r}"
+            )
+    return dict(zip(others, given))
 
 
 class SingleAgentEnv(gymnasium.Env):
@@ -117,9 +131,12 @@ class SingleAgentEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["human", "ansi"], "render_fps": 4}
 
-    def __init__(self, game: str, num_players: int | None = 4, seat: int = 0, opponents: Any = "heuristic",
-                 render_mode: str | None = None, **rule_options: Any) -> None:
-        self.aec = envs.make_raw(game, num_players=num_players, render_mode=render_mode, **rule_options)
+    def __init__(self, game: str, num_players: int | None = 4, seat: int = 0, *, opponents: Any,
+                 render_mode: str | None = None, move_timeout: float | None = None, **rule_options: Any) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        # The AEC env never renders: its table shows every hand; render() shows the seat's view.
+        self.aec = envs.make_raw(game, num_players=num_players, **rule_options)
         n = self.aec.game.num_players
         if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
             raise ValueError(f"seat must be an integer from 0 to {n - 1} ({n} players), got {seat!r}")
@@ -128,20 +145,27 @@ class SingleAgentEnv(gymnasium.Env):
         self.seat = int(seat)
         self.agent = self.aec.possible_agents[self.seat]
         self.render_mode = render_mode
-        self.opponents = resolve_opponents(game, n, self.seat, opponents)
+        self.move_timeout = check_move_timeout(move_timeout)
+        self.opponents = seat_opponents(n, self.seat, opponents)
         # By agent name, the key the AEC env selects by; a callable stands in for act().
-        self._act: dict[str, Callable[[dict], Any]] = {
-            self.aec.possible_agents[s]: (o.act if callable(getattr(o, "act", None)) else o) for s, o in self.opponents.items()
+        self._act: dict[str, tuple[int, Callable[[dict], Any]]] = {
+            self.aec.possible_agents[s]: (s, o.act if callable(getattr(o, "act", None)) else o) for s, o in self.opponents.items()
         }
         space = self.aec.observation_space(self.agent)
         self.observation_space = space["observation"]
         self.action_space = spaces.Discrete(self.aec.game.num_actions)
         self._mask = np.zeros(self.aec.game.num_actions, np.int8)
+        self._over_mask = np.ones(self.aec.game.num_actions, np.int8)
+        self._pending = 0.0
         self._done = True
+        self._failed: OpponentError | None = None
+        self._has_reset = False
         self._seeded = False
 
     # -- gymnasium API ---------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        # Until this reset has finished, the env is an episode that is over.
+        self._done, self._failed, self._pending = True, None, 0.0
         super().reset(seed=seed)
         if seed is None and not self._seeded:
             # gymnasium seeded np_random from entropy; derive everything from one draw of it.
@@ -159,6 +183,7 @@ class SingleAgentEnv(gymnasium.Env):
                     done.add(id(opp))
         else:
             self.aec.reset(options=options)
+        self._has_reset = True
         done = set()
         for opp in self.opponents.values():
             if id(opp) not in done and callable(getattr(opp, "reset", None)):
@@ -168,10 +193,15 @@ class SingleAgentEnv(gymnasium.Env):
         self._pending = self._advance()
         if self._done:
             raise RuntimeError(f"{self.agent} had no decision before the game ended")
-        return self._observe()
+        out = self._observe()
+        if self.render_mode == "human":
+            self.render()
+        return out
 
     def step(self, action: Any):
         if self._done:
+            if self._failed is not None:
+                raise RuntimeError(f"the episode stopped: {self._failed}")
             raise RuntimeError("the episode is over; call reset() to play again")
         n = self.action_space.n
         a = action if type(action) is int else _as_action(action, n)
@@ -191,14 +221,27 @@ class SingleAgentEnv(gymnasium.Env):
         if not self._is_over():
             reward += self._advance()
         obs, info = self._observe()
+        if self.render_mode == "human":
+            self.render()
         return obs, float(reward), self._done, False, info
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions of the seat now (sb3-contrib's convention): bool, all False once the episode is over."""
+        """Legal actions of the seat now (sb3-contrib's convention), as bool; all True once the
+        episode is over (see "Masks" in the module docstring)."""
         return self._mask.astype(bool)
 
-    def render(self):
-        return self.aec.render()
+    def render(self) -> str | None:
+        """The seat's own view of the table (`Engine.view`): text for "ansi", printed for "human"."""
+        if self.render_mode is None:
+            warnings.warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'", stacklevel=2)
+            return None
+        if not self._has_reset:
+            raise RuntimeError("call reset() before render()")
+        text = self.aec.game.view(self.seat)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
 
     def close(self) -> None:
         self.aec.close()
@@ -226,15 +269,37 @@ class SingleAgentEnv(gymnasium.Env):
             if terminations[agent]:
                 aec.step(None)
             else:
-                aec.step(_as_action(act[agent](aec.observe(agent)), self.action_space.n))
+                aec.step(self._opponent_move(agent, *act[agent]))
             reward += rewards.get(me, 0.0)
             if self._is_over():
                 return reward
 
+    def _opponent_move(self, agent: str, seat: int, policy: Callable[[dict], Any]) -> int:
+        """The opponent's move, checked; on a failure the episode stops and OpponentError names it."""
+        problem = cause = None
+        observation = self.aec.observe(agent)
+        mask = observation["action_mask"].copy()  # the env's mask: the opponent may edit its copy
+        try:
+            action = guarded_act(policy, observation, self.move_timeout)
+        except KeyboardInterrupt:
+            self._done = True  # the game is mid-turn: only reset() may go on
+            raise
+        except BaseException as e:  # SystemExit and the guard's exceptions too: the opponent failed, not the env
+            problem, cause = failure(e, self.move_timeout), e
+        else:
+            if type(action) is int and 0 <= action < len(mask) and mask[action]:
+                return action
+            problem = check_action(action, mask)
+        if problem is None:
+            return int(action)
+        self._done = True
+        self._failed = OpponentError(seat, opponent_name(self.opponents[seat]), problem)
+        raise self._failed from cause
+
     def _observe(self):
         aec = self.aec
         view = aec.observe(self.agent)
-        self._mask = view["action_mask"] if not self._done else np.zeros_like(self._mask)
+        self._mask = view["action_mask"] if not self._done else self._over_mask.copy()
         info = dict(aec.infos.get(self.agent, {}))
         info["action_mask"] = self._mask.copy()
         return view["observation"], info
@@ -250,12 +315,15 @@ def _as_action(action: Any, n: int) -> int:
     return int(action)
 
 
-def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, opponents: Any = "heuristic",
-                      render_mode: str | None = None, **rule_options: Any) -> SingleAgentEnv:
-    """`envs.make_single_agent("neu", num_players=4, seat=0, opponents="heuristic", **rule_options)`.
+def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, *, opponents: Any,
+                      render_mode: str | None = None, move_timeout: float | None = None,
+                      **rule_options: Any) -> SingleAgentEnv:
+    """`envs.make_single_agent("neu", num_players=4, seat=0, opponents=bots, **rule_options)`.
 
-    A `gymnasium.Env` in which the agent plays ``seat`` and ``opponents`` play every
-    other seat; see `envs.single_agent` for observation, reward, masks and seeding.
+    A `gymnasium.Env` in which the agent plays ``seat`` and ``opponents`` (agent
+    objects or callables) play every other seat; see `envs.single_agent`. To name
+    opponents by spec ("heuristic", "ppo:PATH", "bots.py:Greedy"), use
+    `agents.make_single_agent`.
     """
     return SingleAgentEnv(game, num_players=num_players, seat=seat, opponents=opponents,
-                          render_mode=render_mode, **rule_options)
+                          render_mode=render_mode, move_timeout=move_timeout, **rule_options)

@@ -75,10 +75,12 @@ def single_agent_overhead(game: str, opponents: str, seconds: float, repeats: in
     heuristics' caches, so that neither loop pays for them; the order of the two
     loops then alternates. Returns (single-agent s, AEC s, learner steps) per repeat.
     """
-    from envs.single_agent import opponent_seeds, resolve_opponents
+    from agents import make_single_agent
+    from agents.opponents import make_opponents
+    from envs.single_agent import opponent_seeds
 
     clock = time.process_time
-    single = envs.make_single_agent(game, num_players=4, seat=0, opponents=opponents)
+    single = make_single_agent(game, num_players=4, seat=0, opponents=opponents)
 
     def play_single(seeds) -> tuple[float, int]:
         steps, start = 0, clock()
@@ -95,7 +97,7 @@ def single_agent_overhead(game: str, opponents: str, seconds: float, repeats: in
 
     env = envs.make(game, num_players=4)
     me, engine = env.possible_agents[0], env.game
-    bots = resolve_opponents(game, 4, 0, opponents)
+    bots = dict(zip(range(1, 4), make_opponents(game, 4, opponents, 3)))
     act = {env.possible_agents[s]: bot.act for s, bot in bots.items()}
 
     def play_aec(seeds) -> tuple[float, int]:

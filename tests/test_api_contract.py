@@ -351,7 +351,7 @@ def test_unknown_agents_are_named_as_such(game):
     env = envs.make_raw(game)
     env.reset(seed=0)
     for bad in ("player_99", "", 0, None, ("player_0",), ["player_0"]):
-        calls = [env.observe, env.observation_space, env.action_space]
+        calls = [env.observe, env.action_mask, env.observation_space, env.action_space]
         if bad is not None:  # None names the agent to act in these two
             calls += [lambda a: env.action_name(0, a), lambda a: env.action_from_name("x", a)]
         for call in calls:

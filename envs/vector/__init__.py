@@ -98,6 +98,16 @@ class VectorEnv:
         self.final_ranks = np.zeros((N, n), np.int64)
         self._has_reset = False
 
+    # Pickling (worker processes, checkpoints of a run): the kernel module goes by name.
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_k"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._k = importlib.import_module(KERNELS[self.game])
+
     # -- tables -----------------------------------------------------------------
     def table_seed(self, table: int, game_index: int) -> int:
         """The AEC seed of a table's game: ``seed + table + game_index * num_envs``."""

@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 import envs
+from agents import make_single_agent
 from experiments import cli
 from experiments.cli import ArgumentParser
 
@@ -52,7 +53,7 @@ def score_vs_random(act: Callable[[np.ndarray, np.ndarray], int], game: str, pla
     """
     if games == 0:
         return float("nan")
-    tables = [envs.make_single_agent(game, num_players=players, seat=s, opponents="random") for s in range(players)]
+    tables = [make_single_agent(game, num_players=players, seat=s, opponents="random") for s in range(players)]
     total = 0.0
     for g in range(games):
         env = tables[g % players]

@@ -3,7 +3,7 @@
     pip install 'cardzoo[sb3]'
     python -m experiments.recipes.sb3_maskable_ppo --game neu --players 4 --steps 20000
 
-`envs.make_single_agent` is a plain `gymnasium.Env` with sb3-contrib's
+`agents.make_single_agent` is a plain `gymnasium.Env` with sb3-contrib's
 ``action_masks()``, so MaskablePPO needs no wrapper. The learner plays seat 0
 against heuristic opponents; afterwards it plays every seat in turn against
 random players and the mean return per game is printed.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import time
 
-import envs
+from agents import make_single_agent
 from experiments.recipes.common import parse_args, report, require, score_vs_random
 
 
@@ -23,7 +23,7 @@ def main(argv=None) -> int:
     require("sb3_maskable_ppo", ["stable_baselines3", "sb3_contrib"], "sb3")
     from sb3_contrib import MaskablePPO
 
-    env = envs.make_single_agent(args.game, num_players=args.players, seat=0, opponents="heuristic")
+    env = make_single_agent(args.game, num_players=args.players, seat=0, opponents="heuristic")
     n_steps = min(2048, max(32, args.steps))
     model = MaskablePPO("MlpPolicy", env, n_steps=n_steps, batch_size=min(64, n_steps), seed=args.seed, verbose=0)
     start = time.time()
