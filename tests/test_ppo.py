@@ -343,7 +343,7 @@ def test_mas_jong_features_agree_with_shanten_and_the_heuristic():
 def test_neu_features_are_the_heuristics_chances_for_each_legal_move():
     from agents.features import featurizer
     from agents.heuristic import neu as heuristic_neu
-    from envs.neu import A_SHOT, NUMBER_VALUES
+    from envs.neu import A_SHOT, NUMBER_VALUES, OBS_SEATS, SEAT_BLOCK
 
     env = envs.make_raw("neu", num_players=4)
     to_input = featurizer("neu", 4)
@@ -355,7 +355,7 @@ def test_neu_features_are_the_heuristics_chances_for_each_legal_move():
         f = x[obs.size :].reshape(len(mask), 3)
         assert np.all(f[mask == 0] == 0) and np.all((0 <= f) & (f <= 1))
         # The heuristic's own score, rebuilt from the features, picks the heuristic's move.
-        seats = obs[heuristic_neu.SEATS :].reshape(4, 5)
+        seats = obs[OBS_SEATS:].reshape(4, SEAT_BLOCK)
         score = {}
         for b in np.flatnonzero(mask):
             attack, now, future = (float(v) for v in f[b])

@@ -25,7 +25,8 @@ The strategy a careful human plays, made a little more exact by counting cards:
 * **Owing two plays**, a number first must leave me a legal second play:
   that immediate risk counts in full.
 
-Only the agent's own observation is used (layout in `envs/neu_v0.py`).
+Only the agent's own observation is used (the layout constants come from `envs.neu`,
+table in `envs/neu_v0.py`).
 """
 
 from __future__ import annotations
@@ -35,11 +36,10 @@ from math import comb
 import numpy as np
 
 from agents.heuristic.batch import KernelHeuristic
-from envs.neu import A_DOUBLE, A_PASS, A_SHOT, A_TURN, CARD_101, COPIES, DOUBLE, NUM_KINDS, NUMBER_VALUES, PASS, SHOT, TURN, playable
+from envs.neu import (A_DOUBLE, A_PASS, A_SHOT, A_TURN, CARD_101, COPIES, DOUBLE, NUM_KINDS, NUMBER_VALUES, OBS_DIRECTION,
+                     OBS_HAND, OBS_OWED, OBS_PLAYED, OBS_SEATS, OBS_TOTAL, PASS, SEAT_BLOCK, SEAT_CHIPS, SEAT_HAND_SIZE,
+                     SEAT_IN_GAME, SHOT, TURN, playable)
 
-# Observation offsets (envs/neu_v0.py docstring).
-HAND, PLAYED, TOTAL, DIRECTION, OWED = 0, NUM_KINDS, 2 * NUM_KINDS, 2 * NUM_KINDS + 1, 2 * NUM_KINDS + 2
-SEATS = 2 * NUM_KINDS + 5  # then 5 per seat: chips, in game, hand size, to act, dealer
 KIND_OF_ACTION = {A_PASS: PASS, A_TURN: TURN, A_DOUBLE: DOUBLE}
 
 ATTACK = 1.0  # value of making the next player stuck (they lose the round now)
@@ -55,13 +55,13 @@ class NeuHeuristic(KernelHeuristic):
     future_weight = FUTURE_RISK
 
     def act(self, observation: dict) -> int:
-        seats = observation["observation"][SEATS:].reshape(self.num_players, 5)
+        seats = observation["observation"][OBS_SEATS:].reshape(self.num_players, SEAT_BLOCK)
         best, best_score = None, -np.inf
         for a, (attack, now, future) in self.terms(observation).items():
             score = self.attack_weight * attack - now - self.future_weight * future
             if a >= A_SHOT:
                 # tie-break between targets: the chip leader, the main rival
-                score += 1e-3 * float(seats[a - A_SHOT + 1, 0])
+                score += 1e-3 * float(seats[a - A_SHOT + 1, SEAT_CHIPS])
             # Spend big numbers early: among otherwise equal plays, the larger number.
             if a <= 10:
                 score += 1e-4 * NUMBER_VALUES[a]
@@ -76,12 +76,12 @@ class NeuHeuristic(KernelHeuristic):
         legal = self.legal_actions(observation)
         n = self.num_players
         # Python ints, not numpy scalars: this loop runs for every move of every heuristic seat.
-        hand = [int(x) for x in obs[HAND:PLAYED]]
-        played = obs[PLAYED:TOTAL]
+        hand = [int(x) for x in obs[OBS_HAND : OBS_HAND + NUM_KINDS]]
+        played = obs[OBS_PLAYED : OBS_PLAYED + NUM_KINDS]
         unseen = [max(COPIES[k] - hand[k] - int(played[k]), 0) for k in range(NUM_KINDS)]
-        total, direction, owed = int(obs[TOTAL]), int(obs[DIRECTION]), int(obs[OWED])
-        seats = obs[SEATS:].reshape(n, 5)
-        in_game = seats[:, 1] > 0
+        total, direction, owed = int(obs[OBS_TOTAL]), int(obs[OBS_DIRECTION]), int(obs[OBS_OWED])
+        seats = obs[OBS_SEATS:].reshape(n, SEAT_BLOCK)
+        in_game = seats[:, SEAT_IN_GAME] > 0
         u_all = sum(unseen)
         playable_cache: dict[tuple[int, int], tuple[list[int], int]] = {}
 
@@ -101,7 +101,7 @@ class NeuHeuristic(KernelHeuristic):
 
         def stuck_chance(seat: int, t: int, o: int) -> float:
             kinds, unseen_unplayable = playable_at(t, o)
-            return self.stuck_chance(seat, int(seats[seat, 2]), kinds, unseen_unplayable, u_all)
+            return self.stuck_chance(seat, int(seats[seat, SEAT_HAND_SIZE]), kinds, unseen_unplayable, u_all)
 
         u = max(u_all, 1)
 

@@ -10,13 +10,14 @@ import numpy as np
 from numba import njit
 
 from agents.heuristic.kernels.common import COMB
-from agents.heuristic.neu import DIRECTION, HAND, HIGH_TOTALS, OWED, PLAYED, SEATS, TOTAL
-from envs.neu import A_DOUBLE, A_PASS, A_SHOT, A_TURN, CARD_101, COPIES, DOUBLE, NUM_KINDS, NUMBER_VALUES, PASS, SHOT, TURN
+from agents.heuristic.neu import HIGH_TOTALS
+from envs.neu import (A_DOUBLE, A_PASS, A_SHOT, A_TURN, CARD_101, COPIES, DOUBLE, NUM_KINDS, NUMBER_VALUES, OBS_DIRECTION,
+                     OBS_HAND, OBS_OWED, OBS_PLAYED, OBS_SEATS, OBS_TOTAL, PASS, SEAT_BLOCK, SEAT_CHIPS, SEAT_HAND_SIZE,
+                     SEAT_IN_GAME, SHOT, TURN)
 
 _COPIES = np.array(COPIES, np.int64)
 _VALUES = np.array(NUMBER_VALUES, np.int64)
 _HIGH = np.array(HIGH_TOTALS, np.int64)
-SEAT_BLOCK, CHIPS, IN_GAME, HAND_SIZE = 5, 0, 1, 2
 
 
 @njit(cache=True, inline="always")
@@ -40,7 +41,7 @@ def _unseen_unplayable(unseen, u_all, t, o):
 
 @njit(cache=True, inline="always")
 def _stuck_chance(obs, row, seat, unseen, u_all, t, o):
-    hand_size = int(obs[row, SEATS + SEAT_BLOCK * seat + HAND_SIZE])
+    hand_size = int(obs[row, OBS_SEATS + SEAT_BLOCK * seat + SEAT_HAND_SIZE])
     if hand_size == 0:
         return 1.0
     if u_all < hand_size:
@@ -59,7 +60,7 @@ def _my_stuck(rest, unseen, u_all, u, t, o):
 @njit(cache=True, inline="always")
 def _next_from(obs, row, n, r, d):
     s = (r + d) % n
-    while not obs[row, SEATS + SEAT_BLOCK * s + IN_GAME] > 0:
+    while not obs[row, OBS_SEATS + SEAT_BLOCK * s + SEAT_IN_GAME] > 0:
         s = (s + d) % n
     return s
 
@@ -72,10 +73,10 @@ def _act_rows(obs, mask, n, attack_weight, future_weight, out):
     for row in range(obs.shape[0]):
         u_all = 0
         for k in range(NUM_KINDS):
-            hand[k] = int(obs[row, HAND + k])
-            unseen[k] = max(_COPIES[k] - hand[k] - int(obs[row, PLAYED + k]), 0)
+            hand[k] = int(obs[row, OBS_HAND + k])
+            unseen[k] = max(_COPIES[k] - hand[k] - int(obs[row, OBS_PLAYED + k]), 0)
             u_all += unseen[k]
-        total, direction, owed = int(obs[row, TOTAL]), int(obs[row, DIRECTION]), int(obs[row, OWED])
+        total, direction, owed = int(obs[row, OBS_TOTAL]), int(obs[row, OBS_DIRECTION]), int(obs[row, OBS_OWED])
         u = max(u_all, 1)
         best, best_score = -1, -np.inf
         for a in range(mask.shape[1]):
@@ -118,7 +119,7 @@ def _act_rows(obs, mask, n, attack_weight, future_weight, out):
             future /= _HIGH.shape[0]
             score = attack_weight * attack - now - future_weight * future
             if a >= A_SHOT:
-                score += 1e-3 * np.float64(obs[row, SEATS + SEAT_BLOCK * (a - A_SHOT + 1) + CHIPS])
+                score += 1e-3 * np.float64(obs[row, OBS_SEATS + SEAT_BLOCK * (a - A_SHOT + 1) + SEAT_CHIPS])
             if a <= 10:
                 score += 1e-4 * _VALUES[a]
             if best < 0 or score > best_score:
