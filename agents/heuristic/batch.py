@@ -27,8 +27,8 @@ from agents.base import Agent, batch_arrays
 
 @lru_cache(maxsize=None)
 def _sizes(game: str, num_players: int) -> tuple[int, int]:
-    engine = envs.module(game).raw_env.engine_cls(num_players)
-    return engine.obs_size, engine.num_actions
+    info = envs.info(game, num_players)
+    return info.obs_size, info.num_actions
 
 
 class KernelHeuristic(Agent):
