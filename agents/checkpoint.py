@@ -21,14 +21,20 @@ the file:
 `read_checkpoint` checks everything (the header's types and bounds, and every
 tensor's name, shape and values against the header) before anything is
 built, so a hostile or damaged file costs no memory and gives one
-`CheckpointError` naming the file and the field.
+`CheckpointError` naming the file and the field. Numbers that are finite but
+unusable are refused too: a normaliser's std below `MIN_STD` (dividing by it
+overflows), weights beyond `MAX_WEIGHT` (trained networks stay below 1) and,
+last, a network whose logits or value on probe inputs are not finite.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import pickletools
 import re
+import warnings
+import zipfile
 from pathlib import Path
 
 import torch
@@ -38,6 +44,11 @@ from agents.network import ActorCritic, critic_size, input_size, network_shapes
 CHECKPOINT_FORMAT = "cardzoo-ppo-1"
 MAX_HIDDEN = 4096  # the shipped networks use 128-256; a larger header is damage or a trap
 HEADER = ("game", "num_players", "obs_size", "num_actions", "critic_size", "hidden", "model")
+MIN_STD, MAX_STD = 1e-8, 1e6  # a normaliser's std (trained ones: 0.05 to 40; measure_scales floors it at 1e-6)
+MAX_MEAN = 1e6  # a normaliser's mean (trained ones: below 50)
+MAX_WEIGHT = 1e4  # every weight and bias (trained ones: below 1)
+# Pickle instructions that import or call something: a refused file holding them would run code.
+CODE_OPCODES = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "BUILD", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
 
 
 class CheckpointError(ValueError):
@@ -53,17 +64,35 @@ def _short(text: str, limit: int = 200) -> str:
     return first[:limit].rsplit(" ", 1)[0] + " ..."
 
 
+def _runs_code(path: Path) -> bool:
+    """Whether the file is a well-formed pickle (bare, or torch's zip with data.pkl) that imports or
+    calls something. Read with pickletools, which parses and never executes; random bytes fail to parse."""
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as z:
+                names = [n for n in z.namelist() if n.endswith("data.pkl")]
+                data = z.read(names[0]) if names else b""
+        else:
+            data = path.read_bytes()
+        return any(op.name in CODE_OPCODES for op, _, _ in pickletools.genops(data))
+    except Exception:  # noqa: BLE001 - not a pickle at all
+        return False
+
+
 def _load(path: Path) -> dict:
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns of a foreign pickle's protocol before the error said below
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
-        if "weights only" in str(e).lower():
+        if "weights only" in str(e).lower() and _runs_code(path):
             wanted = re.search(r"GLOBAL ([\w.]+)", str(e))
             what = f" (it asks for {wanted.group(1)}, which no checkpoint needs)" if wanted else ""
             raise CheckpointError(f"{path}: refused: the file would run code when loaded{what}") from None
-        raise CheckpointError(f"{path}: not a readable PPO checkpoint ({type(e).__name__}: {_short(str(e))})") from None
+        raise CheckpointError(f"{path}: not a PPO checkpoint: the file is corrupt or of another kind") from None
     except Exception as e:  # truncated zip, garbage bytes, ...
-        raise CheckpointError(f"{path}: not a readable PPO checkpoint ({type(e).__name__}: {_short(str(e))})") from None
+        raise CheckpointError(f"{path}: not a PPO checkpoint: the file is corrupt or of another kind "
+                              f"({type(e).__name__}: {_short(str(e))})") from None
 
 
 def _whole(ckpt: dict, key: str, path: Path, low: int, high: int) -> int:
@@ -135,9 +164,25 @@ def read_checkpoint(path) -> dict:
                                   f"the header (hidden {hidden}) needs {shape}")
         if not torch.isfinite(t).all():
             raise CheckpointError(f"{path}: field 'model.{name}' holds NaN or infinite values")
-        if name.endswith("_std") and not (t > 0).all():
-            raise CheckpointError(f"{path}: field 'model.{name}' holds zeros or negative values (a normaliser divides by it)")
+        low, high = (MIN_STD, MAX_STD) if name.endswith("_std") else (-MAX_MEAN, MAX_MEAN) if name.endswith("_mean") else (-MAX_WEIGHT, MAX_WEIGHT)
+        if not ((t >= low) & (t <= high)).all():
+            what = "a normaliser's std, divided by" if name.endswith("_std") else "a normaliser's mean" if name.endswith("_mean") else "a weight"
+            raise CheckpointError(f"{path}: field 'model.{name}' holds values outside [{low:g}, {high:g}] ({what}; "
+                                  f"from {t.min().item():.3g} to {t.max().item():.3g}): degenerate, refused")
+    _probe(path, ckpt)
     return ckpt
+
+
+def _probe(path: Path, ckpt: dict) -> None:
+    """The network's logits and value on probe inputs (the normalisers' means, and 10 std either side)
+    must be finite: weights within bounds can still combine into overflow."""
+    net = build_network(ckpt)
+    with torch.no_grad():
+        x = net.obs_mean + torch.tensor([[0.0], [10.0], [-10.0]]) * net.obs_std
+        c = net.critic_mean + torch.tensor([[0.0], [10.0], [-10.0]]) * net.critic_std
+        logits, value = net.actor((x - net.obs_mean) / net.obs_std), net.get_value(c)
+    if not (torch.isfinite(logits).all() and torch.isfinite(value).all()):
+        raise CheckpointError(f"{path}: field 'model': the network's logits or value are not finite on probe inputs: degenerate, refused")
 
 
 def build_network(ckpt: dict) -> ActorCritic:

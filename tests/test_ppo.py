@@ -607,7 +607,11 @@ def edited(ckpt, tmp_path, name, edit):
         ("critic.pt", lambda d: d.update(critic_size=10**9), r"critic.pt: field 'critic_size' must be a whole number"),
         ("nan.pt", lambda d: d["model"]["actor.2.weight"].fill_(float("nan")), r"nan.pt: field 'model.actor.2.weight' holds NaN"),
         ("inf.pt", lambda d: d["model"]["critic_mean"].fill_(float("inf")), r"inf.pt: field 'model.critic_mean' holds NaN"),
-        ("std0.pt", lambda d: d["model"]["obs_std"].zero_(), r"std0.pt: field 'model.obs_std' holds zeros"),
+        ("std0.pt", lambda d: d["model"]["obs_std"].zero_(), r"std0.pt: field 'model.obs_std' holds values outside \[1e-08, 1e\+06\] \(a normaliser's std"),
+        # finite but degenerate: every logit would be NaN, and greedy play would take the first legal move
+        ("tiny_std.pt", lambda d: d["model"]["obs_std"].fill_(1e-45), r"tiny_std.pt: field 'model.obs_std' holds values outside \[1e-08, 1e\+06\].*degenerate, refused"),
+        ("huge_w.pt", lambda d: d["model"]["actor.0.weight"].fill_(3e38), r"huge_w.pt: field 'model.actor.0.weight' holds values outside \[-10000, 10000\] \(a weight; from 3e\+38 to 3e\+38\)"),
+        ("huge_mean.pt", lambda d: d["model"]["critic_mean"].fill_(-1e30), r"huge_mean.pt: field 'model.critic_mean' holds values outside \[-1e\+06, 1e\+06\]"),
         ("stdnan.pt", lambda d: d["model"]["obs_std"].fill_(float("nan")), r"stdnan.pt: field 'model.obs_std' holds NaN"),
         ("extra.pt", lambda d: d["model"].update(extra=torch.zeros(1)), r"extra.pt: weights do not fit the network \(missing none, unexpected \['extra'\]\)"),
         ("flag.pt", lambda d: d.update(hint="yes"), r"flag.pt: field 'hint' must be true or false"),
@@ -622,6 +626,25 @@ def test_a_damaged_checkpoint_is_refused_before_anything_is_built(ckpt, tmp_path
     assert built == []
 
 
+def test_weights_that_overflow_together_are_refused_by_the_probe(ckpt, tmp_path, monkeypatch):
+    """Bounds on each number can miss a combination that overflows: the logits on probe inputs must be finite."""
+    monkeypatch.setattr("agents.checkpoint.MAX_WEIGHT", float("inf"))
+    path = edited(ckpt, tmp_path, "overflow.pt", lambda d: d["model"]["actor.4.weight"].fill_(3e38))
+    with pytest.raises(CheckpointError, match=r"overflow.pt: field 'model': the network's logits or value are not finite on probe inputs"):
+        PPOAgent.load(path)
+
+
+@pytest.mark.parametrize("content", [os.urandom(4096), b"\x80\x04" + os.urandom(64), b"PK\x03\x04" + os.urandom(200), b""],
+                         ids=["random", "pickle-header", "zip-header", "empty"])
+def test_random_bytes_are_a_corrupt_file_not_code(tmp_path, content):
+    path = tmp_path / "noise.pt"
+    path.write_bytes(content)
+    with pytest.raises(CheckpointError) as e:
+        PPOAgent.load(path)
+    text = str(e.value)
+    assert text.startswith(f"{path}: not a PPO checkpoint: the file is corrupt or of another kind") and "\n" not in text
+
+
 def test_a_pickle_that_would_run_code_is_refused_in_one_clear_sentence(tmp_path):
     class Payload:
         def __reduce__(self):
@@ -634,6 +657,11 @@ def test_a_pickle_that_would_run_code_is_refused_in_one_clear_sentence(tmp_path)
     text = str(e.value)
     assert text.startswith(f"{path}: refused: the file would run code when loaded")
     assert "system" in text and text.endswith(")") and "weights_only" not in text and "\n" not in text
+    import pickle
+
+    path.write_bytes(pickle.dumps({"model": Payload()}, protocol=4))  # a bare pickle, not torch's zip
+    with pytest.raises(CheckpointError, match="refused: the file would run code when loaded"):
+        PPOAgent.load(path)
 
 
 # ---------------------------------------------------------------- shipped checkpoints
