@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from torch import nn
 
-from agents.base import Agent
+from agents.base import Agent, batch_arrays
 from agents.checkpoint import CHECKPOINT_FORMAT, CheckpointError, build_network, read_checkpoint  # noqa: F401 (re-exported)
 from agents.network import policy_input
 
@@ -114,24 +114,41 @@ class PPOAgent(Agent):
             raise ValueError(f"{self.path}: observation has shape {obs.shape}, the policy expects ({self._obs_size},)")
         return self._choose(self._logits(self._to_input(obs, observation["action_mask"])), legal)
 
-    def act_batch(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> np.ndarray:
-        """Moves for N decisions at once: obs [N, obs_size], mask [N, num_actions], seat [N] (the
-        policy reads only its own view, so the seat does not change its move). One forward pass;
-        the same choices (and, sampling, the same draws of the agent's RNG) as `act` row by row."""
+    def seed(self, seed: int | None) -> None:
+        super().seed(seed)
+        self._row_rngs: dict | None = None  # (row, seat) -> generator, once seed_rows is called
+
+    def seed_rows(self, rows, seeds) -> None:
+        """Sampling in act_batch: seat s at batch row rows[i] draws from then on from the generator of
+        PPOAgent(..., seed=seeds[i, s]), as that one-game agent would (agents/base.py's protocol)."""
+        self._row_rngs = self._row_rngs or {}
+        for row, row_seeds in zip(np.asarray(rows).tolist(), np.asarray(seeds).tolist()):
+            for s, seed in enumerate(row_seeds):
+                self._row_rngs[(row, s)] = np.random.default_rng(seed)
+
+    def act_batch(self, obs, mask, seat) -> np.ndarray:
+        """Moves for N decisions at once (agents/base.py's protocol): obs [N, obs_size], mask
+        [N, num_actions], seat [N]. One forward pass, and `act`'s choice for every row: greedy, or
+        sampled with the agent's generator serving the rows in order (or each row's own, after
+        `seed_rows`). The policy reads only its own view, so the seat changes only whose stream draws."""
         if self.net is None:
             raise RuntimeError("PPOAgent has no weights: build it with PPOAgent.load(path) or PPOAgent.for_game(...)")
-        obs, mask = np.asarray(obs, np.float32), np.asarray(mask)
-        if obs.ndim != 2 or obs.shape[1] != self._obs_size or mask.shape != (obs.shape[0], self.net.actor[-1].out_features):
-            raise ValueError(f"{self.path}: act_batch takes obs [N, {self._obs_size}] and mask [N, "
-                             f"{self.net.actor[-1].out_features}], got {obs.shape} and {mask.shape}")
+        obs, mask, seat = batch_arrays(obs, mask, seat, self._obs_size, self.net.actor[-1].out_features)
         x = obs if self._plain else np.stack([self._to_input(o, m) for o, m in zip(obs, mask)])
         logits = self._logits(x)
+        legal = mask.view(bool)
         if self.greedy:  # the first most probable legal move of each row, as act's argmax over the legal ones
-            legal = mask.astype(bool)
-            if not legal.any(1).all():
-                raise ValueError(f"{self.path}: a row of the mask has no legal action")
             return np.where(legal, logits, -np.inf).argmax(1)
-        return np.array([self._choose(row, self.legal_actions({"action_mask": m})) for row, m in zip(logits, mask)], np.int64)
+        out = np.empty(len(obs), np.int64)
+        keep = self.rng
+        try:
+            for t in range(len(obs)):
+                if self._row_rngs is not None:
+                    self.rng = self._row_rngs[(t, int(seat[t]))]
+                out[t] = self._choose(logits[t], np.flatnonzero(legal[t]))
+        finally:
+            self.rng = keep
+        return out
 
 
 def numpy_layers(actor: nn.Sequential) -> list:

@@ -713,8 +713,18 @@ def test_the_numpy_actor_is_the_network_and_act_batch_chooses_as_act(path: Path)
         batch = many.act_batch(obs, masks, seats)
         assert batch.shape == (len(obs),) and batch.tolist() == row_by_row
         assert many.act_batch(obs[5:9], masks[5:9], seats[5:9]).tolist() == [one.act({"observation": o, "action_mask": m}) for o, m in zip(obs[5:9], masks[5:9])]
-    with pytest.raises(ValueError, match="act_batch takes obs"):
+    with pytest.raises(ValueError, match="act_batch expects obs"):
         bot.act_batch(obs[0], masks[0], seats[:1])
+    # A stream per (row, seat), as the per-game agents would draw (agents/base.py's seed_rows)
+    rows = np.arange(4)
+    seeds = np.arange(4 * bot.num_players).reshape(4, bot.num_players) + 100
+    seat = np.arange(4) % bot.num_players
+    batched = PPOAgent.load(path, greedy=False)
+    batched.seed_rows(rows, seeds)
+    per_game = [PPOAgent.load(path, seed=int(seeds[t, seat[t]]), greedy=False) for t in rows]
+    for _ in range(3):
+        assert batched.act_batch(obs[:4], masks[:4], seat).tolist() == [
+            a.act({"observation": o, "action_mask": m}) for a, o, m in zip(per_game, obs[:4], masks[:4])]
 
 
 @pytest.mark.parametrize("path", sorted(CHECKPOINT_DIR.glob("*.json")), ids=lambda p: p.stem)
