@@ -83,6 +83,27 @@ def _add_suit(src, code, need, opts, count, dst):
 
 
 @njit(cache=True, inline="always")
+def _distance_with(src, code, need, opts, count):
+    """readable._distance_with: `_cards_to_exchange` of `src` with suit `code` added, without
+    building that state (a distance is a minimum over the reachable (sets, pair, blocks))."""
+    result = 99
+    for s1 in range(4):
+        for p1 in range(2):
+            b1 = src[s1, p1]
+            if b1 < 0:
+                continue
+            for j in range(count[code]):
+                s2, b2, p2 = opts[code, j, 0], opts[code, j, 1], opts[code, j, 2]
+                if p1 + p2 > 1:
+                    continue
+                b = min(b1 + b2, need)
+                if b >= 0:
+                    room = need - min(s1 + s2, need)
+                    result = min(result, 2 * room - min(room, b) + 1 - (p1 + p2))
+    return result
+
+
+@njit(cache=True, inline="always")
 def _cards_to_exchange(st, need):
     result = 99
     for sets in range(4):
@@ -136,8 +157,7 @@ def shanten_each(counts, locked_sets, change, opts, count, scratch, out):
             if 0 <= counts[k] + change <= COPIES:
                 changed = code + change * _POW4[r]
                 if changed:
-                    _add_suit(a, changed, need, opts, count, tmp)
-                    out[k] = _cards_to_exchange(tmp, need)
+                    out[k] = _distance_with(a, changed, need, opts, count)
                 else:
                     out[k] = _cards_to_exchange(a, need)
             else:
