@@ -15,7 +15,7 @@ LINK = re.compile(r"\]\(([^)\s]+)\)|<img[^>]*\bsrc=\"([^\"]+)\"")
 
 def test_readme_is_short_and_has_the_test_command():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert len(text.splitlines()) <= 250
+    assert len(text.splitlines()) <= 280
     assert "<!-- test-command -->" in text
 
 
@@ -40,3 +40,132 @@ def test_every_relative_link_resolves(page):
 def test_license_and_rules_ship_with_the_code():
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
     assert "## 4. Not Your Ma's Jong" in (ROOT / "docs" / "RULES.md").read_text(encoding="utf-8")
+
+
+# --- Every ```python block of README.md and docs/*.md runs --------------------------------------
+#
+# The blocks of one page run in order in one fresh interpreter and share one namespace (a page may
+# define an agent in one block and benchmark it in the next), in a scratch directory, so what a
+# snippet writes is thrown away. A block whose first line is a comment naming a file (`# bots.py`)
+# is also written to that file, so that later blocks and commands can import it. An HTML comment
+# on the line before a block changes how it runs:
+#
+#   <!-- snippet: skip REASON -->         not run (say why: needs a cluster, runs for minutes, ...)
+#   <!-- snippet: needs MODULE -->        run only when MODULE imports (an optional extra)
+#   <!-- snippet: quick OLD -> NEW -->    run with OLD replaced by NEW (cuts a budget)
+#
+# Several markers share one comment, separated by "; " (`needs sb3_contrib; quick 20_000 -> 64`).
+#   <!-- snippet: before COMMAND -->      run a shell command in the scratch directory first (one shown above it)
+
+FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
+MARKER = re.compile(r"<!--\s*snippet:\s*(.*?)\s*-->")
+FILE_LINE = re.compile(r"#\s*([\w.-]+\.py)\s*$")
+SNIPPET_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def python_blocks(page: Path) -> list[dict]:
+    """Every ```python block of a page: its source, first line number and markers."""
+    text = page.read_text(encoding="utf-8")
+    blocks = []
+    for match in FENCE.finditer(text):
+        line = text.count("\n", 0, match.start(1)) + 1
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        marker = MARKER.search(before)
+        markers = [m.strip() for m in re.split(r";\s*(?=(?:skip|needs|quick|before)\b)", marker.group(1))] if marker else []
+        blocks.append({"source": match.group(1), "line": line, "markers": markers})
+    return blocks
+
+
+def runnable(page: Path) -> tuple[list[dict], list[str]]:
+    """The blocks to run (markers applied) and why others were left out."""
+    import importlib.util
+
+    run, left_out = [], []
+    for block in python_blocks(page):
+        source, skip, before = block["source"], None, []
+        for marker in block["markers"]:
+            kind, _, arg = marker.partition(" ")
+            if kind == "skip":
+                assert arg, f"{page.name}:{block['line']}: a skipped snippet says why"
+                skip = arg
+            elif kind == "needs":
+                if importlib.util.find_spec(arg) is None:
+                    skip = f"needs {arg}"
+            elif kind == "quick":
+                old, sep, new = arg.partition(" -> ")
+                assert sep and old in source, f"{page.name}:{block['line']}: quick {arg!r} does not apply"
+                source = source.replace(old, new)
+            elif kind == "before":
+                before.append(arg)
+            else:
+                raise AssertionError(f"{page.name}:{block['line']}: unknown snippet marker {marker!r}")
+        if skip:
+            left_out.append(f"line {block['line']}: {skip}")
+        else:
+            first = source.split("\n", 1)[0]
+            file = FILE_LINE.fullmatch(first)
+            run.append({"source": source, "line": block["line"], "file": file.group(1) if file else None,
+                        "before": before})
+    return run, left_out
+
+
+RUNNER = r"""
+import json, subprocess, sys, traceback
+page, blocks = sys.argv[1], json.loads(sys.stdin.read())
+namespace = {"__name__": "__main__"}
+sys.path.insert(0, ".")  # files written by a block import as modules, as from a script beside them
+for block in blocks:
+    for command in block["before"]:
+        if subprocess.run(command, shell=True).returncode:
+            sys.exit(f"{page}:{block['line']}: the command before the snippet failed: {command}")
+    if block["file"]:
+        with open(block["file"], "w", encoding="utf-8") as f:
+            f.write(block["source"])
+    # Blank lines first, so that a traceback's line numbers are the page's own.
+    code = compile("\n" * (block["line"] - 1) + block["source"], page, "exec")
+    try:
+        exec(code, namespace)
+    except BaseException:
+        traceback.print_exc()
+        print(f"snippet at {page}:{block['line']} failed", file=sys.stderr)
+        sys.exit(1)
+"""
+
+
+@pytest.mark.parametrize("page", [p for p in SNIPPET_PAGES if python_blocks(p)], ids=lambda p: p.name)
+def test_every_python_snippet_runs(page, tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    blocks, left_out = runnable(page)
+    if not blocks:
+        pytest.skip("; ".join(left_out))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.setdefault("MPLBACKEND", "Agg")
+    proc = subprocess.run([sys.executable, "-c", RUNNER, str(page.relative_to(ROOT))], input=json.dumps(blocks),
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+
+
+def test_snippet_markers_are_understood():
+    # A marker that names a missing module skips; an unknown marker or a quick that does not apply fails loudly.
+    page = Path(__file__)
+    fake = [{"source": "x = 20_000\n", "line": 1, "markers": ["quick 20_000 -> 5"]},
+            {"source": "import nope\n", "line": 3, "markers": ["needs surely_not_a_module_cardzoo"]},
+            {"source": "# bots.py\nclass A: pass\n", "line": 5, "markers": []}]
+    original = python_blocks
+    try:
+        globals()["python_blocks"] = lambda _page: fake
+        run, left_out = runnable(page)
+        assert [b["source"] for b in run] == ["x = 5\n", "# bots.py\nclass A: pass\n"]
+        assert run[1]["file"] == "bots.py" and left_out == ["line 3: needs surely_not_a_module_cardzoo"]
+        globals()["python_blocks"] = lambda _page: [{"source": "y = 1\n", "line": 1, "markers": ["quick 2 -> 3"]}]
+        with pytest.raises(AssertionError, match="does not apply"):
+            runnable(page)
+        globals()["python_blocks"] = lambda _page: [{"source": "y = 1\n", "line": 1, "markers": ["frobnicate"]}]
+        with pytest.raises(AssertionError, match="unknown snippet marker"):
+            runnable(page)
+    finally:
+        globals()["python_blocks"] = original
