@@ -147,34 +147,45 @@ def command_line(prog: str, argv) -> str:
 
 
 # -- report folders ---------------------------------------------------------------
-def check_out(out: str | None, parser: argparse.ArgumentParser) -> Path | None:
-    """Check --out before any game: it must be a new folder (in an existing or creatable
-    parent) or an empty one. None means the default, results/<timestamp>."""
+CLAIM = ".cardzoo-run"  # made with O_EXCL in a report folder while a run owns it
+
+
+def claim_out(out: str | None, parser: argparse.ArgumentParser, prefix: str = "", link_latest: bool = True) -> "ReportFolder":
+    """Claim the report folder before any game: --out must be a new folder (in an existing or
+    creatable parent) or an empty one, and no other run may hold it; None means the default,
+    results/<prefix><timestamp>. Refusals are parser errors (one line, exit 2)."""
     if out is None:
         parent = Path("results")
         if parent.exists() and not parent.is_dir():
             parser.error(f"cannot write reports: {parent} is a file, not a folder")
-        return None
-    p = Path(out)
-    if p.exists():
-        if not p.is_dir():
+    else:
+        p = Path(out)
+        if p.exists() and not p.is_dir():
             parser.error(f"--out {out!r} is a file, not a folder")
-        if any(p.iterdir()):
-            parser.error(f"--out {out!r} already holds files; give a new or empty folder")
-    parent = p.parent if str(p.parent) else Path(".")
-    probe = parent
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir():
-        parser.error(f"--out {out!r}: {probe} is a file, not a folder")
-    if not os.access(probe, os.W_OK):
-        parser.error(f"--out {out!r}: cannot write in {probe}")
-    return p
+        probe = p.parent if str(p.parent) else Path(".")
+        while not probe.exists():
+            probe = probe.parent
+        if not probe.is_dir():
+            parser.error(f"--out {out!r}: {probe} is a file, not a folder")
+        if not os.access(probe, os.W_OK):
+            parser.error(f"--out {out!r}: cannot write in {probe}")
+    try:
+        return ReportFolder(None if out is None else Path(out), prefix=prefix, link_latest=link_latest)
+    except FileExistsError:
+        parser.error(f"--out {out!r} already holds files (or another run is writing there); give a new or empty folder")
+    except OSError as e:
+        parser.error(f"--out {out!r}: {e.strerror or e}")
+    raise AssertionError("unreachable")
 
 
 class ReportFolder:
-    """A fresh hidden folder to write reports into; `commit()` moves it into place
-    in one rename, so a run that fails or is interrupted leaves nothing partial.
+    """A report folder claimed before any game and filled only once the run is complete.
+
+    The folder is made (or, if it exists and is empty, taken) at once, with a
+    claim file made exclusively, so two runs can never share it. Reports are
+    written into a hidden folder inside it; `commit()` moves them into place.
+    A run that fails or is interrupted leaves nothing: the folder it made is
+    removed again, an empty folder it was given is left empty.
 
         with ReportFolder(out) as folder:
             write_reports(results, folder.path)
@@ -182,34 +193,62 @@ class ReportFolder:
     """
 
     def __init__(self, out: Path | None, prefix: str = "", link_latest: bool = True) -> None:
-        self.out = out
-        self.prefix = prefix
-        self.link_latest = link_latest
+        self.link_latest = link_latest and out is None
         self.parent = Path("results") if out is None else (out.parent if str(out.parent) else Path("."))
         self.parent.mkdir(parents=True, exist_ok=True)
-        self.path = self.parent / f".partial-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        self.made = False
+        if out is None:
+            stamp = prefix + time.strftime("%Y%m%d-%H%M%S")
+            for i in range(1, 1000):
+                target = self.parent / (stamp if i == 1 else f"{stamp}-{i}")
+                try:
+                    target.mkdir()  # two runs in one second each get their own name, with no check-then-act race
+                except FileExistsError:
+                    continue
+                self.made = True
+                break
+            else:
+                raise RuntimeError(f"no free folder name for {stamp} in {self.parent}")
+        else:
+            target = out
+            try:
+                target.mkdir()
+                self.made = True
+            except FileExistsError:
+                if not target.is_dir() or any(target.iterdir()):
+                    raise
+        self.final = target
+        self.claim = target / CLAIM
+        try:
+            os.close(os.open(self.claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            raise  # another run claimed the folder first: it is theirs
+        self.path = target / f".partial-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.path.mkdir()
-        self.final: Path | None = None
+        self.committed = False
 
     def commit(self) -> Path:
-        if self.out is not None:
-            os.rename(self.path, self.out)  # onto a missing or empty folder only
-            self.final = self.out
-            return self.out
-        stamp = self.prefix + time.strftime("%Y%m%d-%H%M%S")
-        for i in range(1, 1000):
-            target = self.parent / (stamp if i == 1 else f"{stamp}-{i}")
-            try:
-                # A rename onto a folder that holds files fails, so two runs in one second
-                # each get their own name without any check-then-act race.
-                os.rename(self.path, target)
-            except OSError:
-                continue
-            self.final = target
-            if self.link_latest:
-                self._link_latest(target)
-            return target
-        raise RuntimeError(f"no free folder name for {stamp} in {self.parent}")
+        """Move every report into the folder (results.md last) and release the claim."""
+        names = sorted(os.listdir(self.path), key=lambda n: n == "results.md")
+        for name in names:
+            os.rename(self.path / name, self.final / name)
+        self.path.rmdir()
+        self.claim.unlink()
+        self.committed = True
+        if self.link_latest:
+            self._link_latest(self.final)
+        return self.final
+
+    def undo(self) -> None:
+        """Take a committed folder back (its run could not be recorded)."""
+        for child in list(self.final.iterdir()):
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        self.committed = False
+        self._give_up()
+
+    def _give_up(self) -> None:
+        if self.made:
+            shutil.rmtree(self.final, ignore_errors=True)
 
     def _link_latest(self, target: Path) -> None:
         latest = self.parent / "latest"
@@ -227,5 +266,8 @@ class ReportFolder:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.final is None:
+        if not self.committed:
             shutil.rmtree(self.path, ignore_errors=True)
+            if self.claim.exists():
+                self.claim.unlink()
+            self._give_up()

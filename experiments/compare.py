@@ -49,6 +49,7 @@ from experiments.tournament import (
     finish_run,
     summarize,
 )
+from experiments.tournament.vector import path_name as engine_path
 
 # Deals per table per game: about 200 s of play on 2 quiet cores, 51,600 games (measured 0.23, 0.06, 0.19 and
 # 0.56 CPU-seconds per deal over the six ppo/heuristic/random tables, in the order below).
@@ -113,7 +114,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 runs.append((g, check_game(g, n)))
             except ValueError as e:
                 p.error(str(e))
-    out = cli.check_out(args.out, p)
     if args.db and (why := record.check_db(args.db)):
         p.error(why)
 
@@ -132,24 +132,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     for g, n, found, _, _ in plan:
         check_backend(p, args, found, g, n)
+    folder = cli.claim_out(args.out, p, prefix="", link_latest=True)  # last: nothing after it refuses
     command = cli.command_line("python -m experiments.compare", argv)
     metadata = cli.run_metadata(command, args.seed, deals={f"{g}_{n}p": d for g, n, _, _, d in plan})
 
     def body() -> int:
-        t_start = time.perf_counter()
-        results = []
-        for g, n, found, tables, deals in plan:
-            label = f"{g} {n}p"
-            records = play(g, tables, n, range(deals), args.seed, args.workers, progress=label,
-                           on_error=args.on_error, move_timeout=args.move_timeout, save_replays=args.save_replays,
-                           backend=args.backend, ray_address=args.ray_address)
-            res = summarize(records, tables, g, n, deals=deals, seed=args.seed, duplicate=True, mode="one-vs-rest", rule_options={})
-            res["records"] = records
-            results.append(res)
-            print(f"{label}: {deals} deals per table × {len(tables)} tables × {n} rotations = {len(records)} games", flush=True)
-        wall = time.perf_counter() - t_start
-        header = f"# cardzoo comparison\n\n`{command}` — seed {args.seed}, {wall:.0f} s on {'Ray' if args.backend == 'ray' else f'{args.workers} worker(s)'}.\n\n"
-        final = finish_run(results, args, out, metadata, prefix="", link_latest=True, header=header, notes=notes)
+        with folder:  # released if play fails
+            t_start = time.perf_counter()
+            results = []
+            for g, n, found, tables, deals in plan:
+                label = f"{g} {n}p"
+                records = play(g, tables, n, range(deals), args.seed, args.workers, progress=label,
+                               on_error=args.on_error, move_timeout=args.move_timeout, save_replays=args.save_replays,
+                               backend=args.backend, ray_address=args.ray_address, engine=args.engine)
+                path = engine_path(g, tables, n, args.engine, args.move_timeout, args.save_replays is not None)
+                res = summarize(records, tables, g, n, deals=deals, seed=args.seed, duplicate=True, mode="one-vs-rest", rule_options={},
+                                engine=path)
+                res["records"] = records
+                results.append(res)
+                print(f"{label}: {deals} deals per table × {len(tables)} tables × {n} rotations = {len(records)} games ({path})", flush=True)
+            wall = time.perf_counter() - t_start
+            where = "Ray" if args.backend == "ray" else f"{args.workers} worker(s)"
+            header = f"# cardzoo comparison\n\n`{command}` — seed {args.seed}, {wall:.0f} s on {where}.\n\n"
+            final = finish_run(results, args, folder, metadata, header=header, notes=notes)
         print()
         print(markdown(results, notes=False), end="")
         print(f"\n{sum(len(r['records']) for r in results)} games in {wall:.0f} s; wrote {final}/"

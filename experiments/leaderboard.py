@@ -75,8 +75,6 @@ def format_board(game: str, num_players: int, board: dict) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import os
-
     from experiments import record
 
     p = ArgumentParser(prog="python -m experiments.leaderboard", description="Ratings and head-to-head results over a SQLite record of games.")
@@ -84,9 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--game", default=None, help="only this game (default: every game in the record)")
     p.add_argument("--players", type=cli.count, default=None, help="only this player count (default: every count)")
     args = p.parse_args(argv)
-    if not os.path.isfile(args.db):
-        p.error(f"--db {args.db!r}: no such file")
-    if why := record.check_db(args.db):
+    if why := record.check_db(args.db, must_exist=True):  # read only: nothing is written, not even a schema
         p.error(why)
     records = record.read_games(args.db, args.game, args.players)
     if not records:

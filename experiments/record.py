@@ -20,7 +20,7 @@ import json
 import sqlite3
 import uuid
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -61,23 +61,60 @@ CHUNK = 5000  # rows per executemany; all chunks of a run share one transaction
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
+    """A connection that writes: the schema is created if the file is new."""
     con = sqlite3.connect(str(path), timeout=60, isolation_level=None)  # transactions are explicit
     con.executescript(SCHEMA)
     return con
 
 
-def check_db(path: str) -> str | None:
-    """Why `path` cannot hold the record (checked before any game), or None."""
+def connect_read_only(path: str | Path) -> sqlite3.Connection:
+    """A connection that cannot write, for commands that only read (SQLite's ``mode=ro``)."""
+    uri = Path(path).resolve().as_uri() + "?mode=ro"
+    return sqlite3.connect(uri, uri=True, timeout=60)
+
+
+def _tables(path: str | Path) -> dict[str, set[str]] | None:
+    """The tables of an existing database and their columns, read without writing; None for an empty file."""
+    if Path(path).stat().st_size == 0:
+        return None
+    con = connect_read_only(path)
+    try:
+        names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {n: {r[1] for r in con.execute(f"PRAGMA table_info({json.dumps(n)})")} for n in names}
+    finally:
+        con.close()
+
+
+def _columns(table: str) -> set[str]:
+    body = SCHEMA.split(f"CREATE TABLE IF NOT EXISTS {table} (")[1].split(");")[0]
+    return {line.split()[0] for line in body.strip().splitlines()}
+
+
+def check_db(path: str, must_exist: bool = False) -> str | None:
+    """Why `path` cannot hold (or, with `must_exist`, be read as) a record, or None; checked before any
+    game, and without writing: a database that is not a cardzoo record is refused as it is."""
     p = Path(path)
     if p.exists() and p.is_dir():
         return f"--db {path!r} is a folder, not a database file"
-    if not p.parent.is_dir():
-        return f"--db {path!r}: folder {p.parent} does not exist"
+    if not p.exists():
+        if must_exist:
+            return f"--db {path!r}: no such file"
+        if not p.parent.is_dir():
+            return f"--db {path!r}: folder {p.parent} does not exist"
+        return None
     try:
-        con = connect(p)
-        con.close()
+        tables = _tables(p)
     except sqlite3.DatabaseError as e:
         return f"--db {path!r} is not a usable SQLite database ({e})"
+    if tables is None and not must_exist:
+        return None
+    if not tables:
+        return f"--db {path!r} holds no cardzoo record"
+    for name in ("runs", "games"):
+        if name not in tables or not _columns(name) <= tables[name]:
+            other = ", ".join(sorted(t for t in tables if t not in ("runs", "games"))[:5])
+            return (f"--db {path!r} is not a cardzoo record (it has no {name!r} table of cardzoo's columns"
+                    + (f"; its tables: {other}" if other else "") + "); give a new file or one written by --db")
     return None
 
 
@@ -97,8 +134,12 @@ def _insert_chunk(con: sqlite3.Connection, rows: list[tuple]) -> None:
     con.executemany("INSERT INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
 
 
-def write_run(path: str | Path, results: Sequence[dict], metadata: dict) -> str:
-    """Append one run (every game of every result) in one transaction; its run id."""
+def write_run(path: str | Path, results: Sequence[dict], metadata: dict, before_commit: Callable[[], Any] | None = None) -> str:
+    """Append one run (every game of every result) in one transaction; its run id.
+
+    `before_commit` runs once every row is in, inside the transaction: the run's
+    report folder is moved into place there, so that the run is in the record
+    exactly when its report is (an error in it rolls the rows back)."""
     run_id = f"{metadata.get('started_utc', '')}-{uuid.uuid4().hex[:8]}"
     games = sum(len(res["records"]) for res in results)
     con = connect(path)
@@ -120,6 +161,8 @@ def write_run(path: str | Path, results: Sequence[dict], metadata: dict) -> str:
                 chunk = []
         if chunk:
             _insert_chunk(con, chunk)
+        if before_commit is not None:
+            before_commit()
         con.execute("COMMIT")
     except BaseException:
         if con.in_transaction:
@@ -132,8 +175,8 @@ def write_run(path: str | Path, results: Sequence[dict], metadata: dict) -> str:
 
 def read_games(path: str | Path, game: str | None = None, num_players: int | None = None) -> list[dict]:
     """Every recorded game (optionally of one game / player count) as tournament records,
-    in run order then (table, deal, rotation); ``table`` is ``(run_id, table_index)``."""
-    con = connect(path)
+    in run order then (table, deal, rotation); ``table`` is ``(run_id, table_index)``. Read only."""
+    con = connect_read_only(path)
     try:
         where, args = [], []
         if game is not None:
@@ -170,7 +213,7 @@ def read_games(path: str | Path, game: str | None = None, num_players: int | Non
 
 
 def run_count(path: str | Path) -> int:
-    con = connect(path)
+    con = connect_read_only(path)
     try:
         return con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
     finally:

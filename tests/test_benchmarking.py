@@ -466,3 +466,161 @@ def test_plots_use_the_tables_sigma_and_wrap_long_labels(tmp_path, monkeypatch):
     # text on dark cells is white
     texts = {t.get_text(): t.get_color() for t in heat.axes[0].texts}
     assert set(texts.values()) <= {"white", "black"}
+
+
+# -- agents that fight the harness ---------------------------------------------------------
+HOSTILE = '''
+import os, sys, time
+import numpy as np
+
+
+class Stubborn:
+    """Sleeps in a retry loop that catches Exception: a timeout derived from Exception never gets out."""
+
+    def act(self, observation):
+        while True:
+            try:
+                time.sleep(0.5)
+            except Exception:
+                continue
+
+
+class Exits:
+    def act(self, observation):
+        os._exit(3)
+
+
+class RaisesSystemExit:
+    def act(self, observation):
+        raise SystemExit(4)
+
+
+agent = {"stubborn": Stubborn, "exits": Exits, "systemexit": RaisesSystemExit}[sys.argv[1]]
+from experiments.tournament import AgentError, run_tournament
+try:
+    res = run_tournament("neu", [agent, "random"], num_players=2, deals=2, workers=int(sys.argv[2]), progress=False,
+                         on_error=sys.argv[3], move_timeout=0.2)
+except AgentError as e:
+    print("error:", e)
+    sys.exit(1)
+print("forfeits:", res["forfeits"][agent.__name__], "of", res["games_played"])
+'''
+
+
+@pytest.mark.parametrize("kind, problem", [("stubborn", "took more than 0.2 s to move"), ("exits", "called os._exit(3)"),
+                                           ("systemexit", "raised SystemExit(4)")])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_agent_that_outlasts_exits_or_raises_systemexit_is_named_or_forfeited(tmp_path, kind, problem, workers):
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    forfeit = run_py("", tmp_path, timeout=60, args=("hostile.py", kind, str(workers), "forfeit"))
+    assert forfeit.returncode == 0, forfeit.stdout + forfeit.stderr[-2000:]
+    assert forfeit.stdout.strip() == "forfeits: 4 of 4"
+    named = run_py("", tmp_path, timeout=60, args=("hostile.py", kind, str(workers), "raise"))
+    assert named.returncode == 1, named.stdout + named.stderr[-2000:]
+    line = named.stdout.strip()
+    assert line.startswith("error: agent '") and "(seat " in line and ", deal 0, rotation 0, move " in line and line.endswith(problem)
+
+
+class EditsItsMask:
+    """Marks every action legal in its own copy of the observation, then plays one the env rules out."""
+
+    def act(self, observation):
+        masked_out = int(np.flatnonzero(observation["action_mask"] == 0)[0])
+        observation["action_mask"][:] = 1
+        return masked_out
+
+
+def test_the_harness_checks_the_envs_mask_not_the_agents_copy():
+    with pytest.raises(AgentError, match=r"agent 'EditsItsMask' \(seat \d, deal 0, rotation 0, move \d+\) returned action \d+, "
+                                         r"which the action mask rules out"):
+        run_tournament("neu", [EditsItsMask, "random"], num_players=2, deals=1, progress=False)
+    res = run_tournament("neu", [EditsItsMask, "random"], num_players=2, deals=2, progress=False, on_error="forfeit")
+    assert res["forfeits"] == {"EditsItsMask": 4, "random": 0}
+    assert all("which the action mask rules out" in r["forfeit"]["error"] for r in res["records"])
+
+
+class ZeroDimensional:
+    def act(self, observation):
+        return np.array(np.flatnonzero(observation["action_mask"])[0])  # a 0-d integer array, as the env takes
+
+
+def test_a_zero_dimensional_integer_array_is_an_action():
+    res = run_tournament("neu", [ZeroDimensional, "random"], num_players=2, deals=2, progress=False)
+    assert res["forfeits"] == {"ZeroDimensional": 0, "random": 0} and res["games_played"] == 4
+
+
+def test_two_runs_with_one_out_folder_the_second_is_refused_before_it_plays(tmp_path, monkeypatch, capsys):
+    command = sys.modules[T.main.__module__]
+
+    out, db = tmp_path / "out", tmp_path / "r.sqlite"
+    args = ["--players", "2", "--deals", "2", "--quiet", "--no-plots", "--out", str(out), "--db", str(db)]
+    real = command.run_tournament
+    second = {}
+
+    def first_run_plays(*a, **k):
+        # While the first run plays, a second one with the same --out starts.
+        assert out.is_dir(), "the folder is claimed before any game"
+        played = []
+        monkeypatch.setattr(command, "run_tournament", lambda *a, **k: played.append(1))
+        with pytest.raises(SystemExit) as e:
+            command.main(args)
+        second.update(code=e.value.code, played=played, err=capsys.readouterr().err)
+        monkeypatch.setattr(command, "run_tournament", real)
+        return real(*a, **k)
+
+    monkeypatch.setattr(command, "run_tournament", first_run_plays)
+    assert command.main(args) == 0
+    assert second["code"] == 2 and not second["played"] and "already holds files" in second["err"]
+    assert sorted(p.name for p in out.iterdir()) == ["neu_2p.csv", "neu_2p_games.csv", "results.json", "results.md"]
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+    con.close()
+
+
+def test_a_run_whose_reports_fail_is_not_recorded(tmp_path, monkeypatch):
+    from experiments.cli import ReportFolder
+
+    db, out = tmp_path / "r.sqlite", tmp_path / "out"
+
+    def broken_commit(self):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(ReportFolder, "commit", broken_commit)
+    assert T.main(["--players", "2", "--deals", "1", "--quiet", "--no-plots", "--out", str(out), "--db", str(db)]) == 1
+    assert not out.exists()
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+    con.close()
+
+
+def test_a_foreign_database_is_refused_and_left_as_it_was(tmp_path, capsys):
+    from experiments import leaderboard
+
+    foreign = tmp_path / "theirs.sqlite"
+    con = sqlite3.connect(foreign)
+    con.execute("CREATE TABLE notes (id INTEGER, text TEXT)")
+    con.execute("INSERT INTO notes VALUES (1, 'mine')")
+    con.commit()
+    con.close()
+    before = foreign.read_bytes()
+    for main, extra in ((T.main, ["--deals", "1"]), (leaderboard.main, [])):
+        with pytest.raises(SystemExit) as e:
+            main(["--db", str(foreign), *extra])
+        assert e.value.code == 2
+        assert "is not a cardzoo record" in capsys.readouterr().err
+        assert foreign.read_bytes() == before
+
+
+def test_the_leaderboard_only_reads(tmp_path, capsys):
+    from experiments import leaderboard
+
+    db = tmp_path / "r.sqlite"
+    assert T.main(["--players", "2", "--deals", "1", "--quiet", "--no-plots", "--out", str(tmp_path / "o"), "--db", str(db)]) == 0
+    before = db.read_bytes()
+    os.chmod(db, 0o444)
+    try:
+        assert leaderboard.main(["--db", str(db)]) == 0
+    finally:
+        os.chmod(db, 0o644)
+    assert "## neu, 2 players" in capsys.readouterr().out
+    assert db.read_bytes() == before and not list(tmp_path.glob("r.sqlite-*"))

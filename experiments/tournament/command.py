@@ -70,24 +70,34 @@ def check_backend(p: argparse.ArgumentParser, args: argparse.Namespace, specs: S
         p.error(str(e))
 
 
-def finish_run(results: list[dict], args: argparse.Namespace, out, metadata: dict, prefix: str, link_latest: bool,
-               header: str = "", notes: Sequence[str] = ()):
-    """Write the reports into a fresh folder, record the run in --db, then move the folder into place."""
-    from experiments import cli, record
+def finish_run(results: list[dict], args: argparse.Namespace, folder, metadata: dict, header: str = "", notes: Sequence[str] = ()):
+    """Write the reports into the claimed folder (`experiments.cli.claim_out`) and record the run in
+    --db: the reports move into place inside the record's transaction, so both happen or neither."""
+    from experiments import record
 
-    with cli.ReportFolder(out, prefix=prefix, link_latest=link_latest) as folder:
+    with folder:
         write_reports(results, folder.path, plots=not args.no_plots, metadata=metadata, header=header, notes=notes)
-        if args.db:
-            record.write_run(args.db, results, metadata)
-        return folder.commit()
+        if not args.db:
+            return folder.commit()
+        try:
+            record.write_run(args.db, results, metadata, before_commit=folder.commit)
+        except BaseException:
+            if folder.committed:
+                folder.undo()  # the record's COMMIT failed after the reports were in place
+            raise
+        return folder.final
 
 
 def run_cli(main_body) -> int:
-    """Run a command: an agent failure or a failure to start workers is one line and exit 1, Ctrl-C exit 130."""
+    """Run a command: an agent failure, a failure to start workers or to write the reports is one line
+    and exit 1, Ctrl-C exit 130."""
     try:
         return main_body()
     except (AgentError, RuntimeError) as e:
         sys.stderr.write(f"error: {e}\n")
+        return 1
+    except OSError as e:
+        sys.stderr.write(f"error: could not write the reports or the record ({e}); nothing was kept\n")
         return 1
     except KeyboardInterrupt:
         sys.stderr.write("interrupted; nothing was written\n")
@@ -124,16 +134,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         p.error(str(e))
     check_backend(p, args, specs, args.game, n)
-    out = cli.check_out(args.out, p)
     if args.db and (why := record.check_db(args.db)):
         p.error(why)
+    folder = cli.claim_out(args.out, p, prefix="tournament-", link_latest=False)  # last: nothing after it refuses
     metadata = cli.run_metadata(cli.command_line("python -m experiments.tournament", argv), args.seed, deals=args.deals)
 
     def body() -> int:
-        res = run_tournament(args.game, specs, n, args.deals, args.seed, args.workers, args.mode, not args.plain,
-                             progress=not args.quiet, on_error=args.on_error, move_timeout=args.move_timeout,
-                             save_replays=args.save_replays, backend=args.backend, ray_address=args.ray_address, engine=args.engine)
-        final = finish_run([res], args, out, metadata, prefix="tournament-", link_latest=False)
+        with folder:  # released if play fails
+            res = run_tournament(args.game, specs, n, args.deals, args.seed, args.workers, args.mode, not args.plain,
+                                 progress=not args.quiet, on_error=args.on_error, move_timeout=args.move_timeout,
+                                 save_replays=args.save_replays, backend=args.backend, ray_address=args.ray_address, engine=args.engine)
+            final = finish_run([res], args, folder, metadata)
         print(markdown([res], notes=False), end="")
         print(f"{res['games_played']} games in {res['wall_s']:.1f} s; wrote {final}/" + (f" and {args.db}" if args.db else ""))
         return 0
