@@ -123,7 +123,7 @@ def read_checkpoint(path) -> dict:
         raise CheckpointError(f"{path}: field 'game' must be one of {', '.join(envs.available_games())}, got {game!r}")
     num_players = _whole(ckpt, "num_players", path, 2, 64)
     try:
-        engine = envs.make_raw(game, num_players=num_players).game
+        engine = envs.info(game, num_players)
     except ValueError as e:
         raise CheckpointError(f"{path}: field 'num_players': {e}") from None
     for key, now in (("obs_size", engine.obs_size), ("num_actions", engine.num_actions)):
@@ -189,7 +189,7 @@ def build_network(ckpt: dict) -> ActorCritic:
     """The network of a checkpoint that `read_checkpoint` accepted."""
     import envs
 
-    engine = envs.make_raw(ckpt["game"], num_players=ckpt["num_players"]).game
+    engine = envs.info(ckpt["game"], ckpt["num_players"])
     net = ActorCritic(input_size(engine, ckpt["features"], ckpt["hint"]), ckpt["num_actions"], ckpt["critic_size"], ckpt["hidden"])
     net.load_state_dict(ckpt["model"])
     return net.eval()
@@ -200,7 +200,7 @@ def make_checkpoint(net: ActorCritic, *, game: str, num_players: int, critic: st
     """What a checkpoint holds (see the module docstring)."""
     import envs
 
-    engine = envs.make_raw(game, num_players=num_players).game
+    engine = envs.info(game, num_players)
     return {
         "format": CHECKPOINT_FORMAT,
         "game": game,

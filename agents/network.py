@@ -88,18 +88,18 @@ def sample(probs: torch.Tensor, generator: torch.Generator | None = None) -> tor
 
 
 # ---------------------------------------------------------------- inputs
-def input_size(engine, features: bool = False, hint: bool = False) -> int:
+def input_size(facts, features: bool = False, hint: bool = False) -> int:
     """What the policy reads: the observation, plus the game's hand-made features with `features`,
-    plus a one-hot of the heuristic's move with `hint`."""
+    plus a one-hot of the heuristic's move with `hint` (`facts`: the game's `envs.info(...)`)."""
     from agents.features import feature_size
 
-    extra = feature_size(engine.game_name, engine.num_players) if features else 0
-    return engine.obs_size + extra + (engine.num_actions if hint else 0)
+    extra = feature_size(facts.name, facts.num_players) if features else 0
+    return facts.obs_size + extra + (facts.num_actions if hint else 0)
 
 
-def critic_size(engine, critic: str, features: bool = False, hint: bool = False) -> int:
-    size = input_size(engine, features, hint)
-    return size if critic == "plain" else size + engine.state_size + engine.num_players
+def critic_size(facts, critic: str, features: bool = False, hint: bool = False) -> int:
+    size = input_size(facts, features, hint)
+    return size if critic == "plain" else size + facts.state_size + facts.num_players
 
 
 def policy_input(game: str, num_players: int, features: bool = False, hint: bool = False):

@@ -119,7 +119,7 @@ def check_args(args: Args, rules: dict | None = None) -> None:
     if args.game not in envs.available_games():
         raise ValueError(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
     check_numbers(args, INT_BOUNDS, FLOAT_BOUNDS)
-    envs.make_raw(args.game, num_players=args.players, **(rules or {}))  # ValueError names the valid player range or rule
+    envs.info(args.game, args.players, **(rules or {}))  # ValueError names the valid player range or rule
     if args.self_play + args.vs_heuristic + args.vs_random > 1 + 1e-9:
         raise ValueError("--self-play, --vs-heuristic and --vs-random are shares of the tables: they must sum to at most 1")
     if args.resume and args.overwrite:
@@ -387,8 +387,8 @@ def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
     torch.set_num_threads(max(1, args.workers))
     scales = measure_scales(args.game, args.players, args.critic, seed=args.seed, games=SCALE_GAMES, rules=variant.rules,
                             **variant.reads())
-    engine = envs.make_raw(args.game, num_players=args.players, **variant.rules).game
-    agent = ActorCritic(input_size(engine, **variant.reads()), engine.num_actions, scales["critic_mean"].size, args.hidden)
+    facts = envs.info(args.game, args.players, **variant.rules)
+    agent = ActorCritic(input_size(facts, **variant.reads()), facts.num_actions, scales["critic_mean"].size, args.hidden)
     with torch.no_grad():
         for name in ("obs_mean", "obs_std", "critic_mean", "critic_std"):
             getattr(agent, name).copy_(torch.as_tensor(scales[name]))

@@ -272,9 +272,9 @@ class RolloutWorker:
         self.game, self.n, self.critic = config.game, config.players, config.critic
         self.reward_scale = config.reward_scale
         self.envs = [envs.make_raw(self.game, num_players=self.n, **config.rules) for _ in range(num_envs or config.num_envs)]
-        g = self.envs[0].game
-        self.obs_size, self.num_actions = input_size(g, config.features, config.hint), g.num_actions  # the policy's input size
-        self.critic_size = critic_size(g, self.critic, config.features, config.hint)
+        facts = envs.info(self.game, self.n, **config.rules)
+        self.obs_size, self.num_actions = input_size(facts, config.features, config.hint), facts.num_actions  # the policy's input size
+        self.critic_size = critic_size(facts, self.critic, config.features, config.hint)
         self.to_input = policy_input(self.game, self.n, config.features, config.hint)
         self.make_net = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, config.hidden)
         self.net = self.make_net()

@@ -91,9 +91,9 @@ class VectorRollout:
         self.num_tables = config.num_envs * max(1, config.workers)
         self.rollout_steps = config.rollout_steps
         self.rules = config.rules
-        engine = envs.make_raw(self.game, num_players=self.n, **self.rules).game
-        self.obs_size, self.num_actions = engine.obs_size, engine.num_actions
-        self.critic_size = critic_size(engine, self.critic)
+        facts = envs.info(self.game, self.n, **self.rules)
+        self.obs_size, self.num_actions = facts.obs_size, facts.num_actions
+        self.critic_size = critic_size(facts, self.critic)
         self.make_net = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, config.hidden)
         self.net = self.make_net()
         self.snapshots: list[ActorCritic] = []
