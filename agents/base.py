@@ -22,7 +22,8 @@ it decides (overrides a method the decision uses) loses the inherited
 ``act_batch`` (it is ``None`` there), because the compiled kernel would not
 know the change.
 
-Two more optional hooks, for agents that draw random numbers or keep memory:
+Agents that draw random numbers or keep memory per game keep it per batch
+row, with two more optional hooks:
 
 ``seed_rows(rows, seeds)``
     ``rows`` int ``[k]``, ``seeds`` int ``[k, num_players]``: from now on, seat
@@ -32,6 +33,11 @@ Two more optional hooks, for agents that draw random numbers or keep memory:
     then gets the moves the per-game agents would make (see `RandomAgent`).
 ``reset_rows(rows)``
     the batch rows ``rows`` start new games (``reset()`` for each).
+
+Such an agent's ``act_batch`` also takes ``rows=`` (int ``[N]``): which batch
+rows the ``N`` given rows are, when a runner gives it only the rows where it
+is to move (default: all rows, in order). `act_by_agent` does that for a
+table of several agents.
 """
 
 from __future__ import annotations
@@ -44,6 +50,31 @@ import numpy as np
 def can_act_batch(agent: Any) -> bool:
     """Does this agent implement the batched protocol (``act_batch``, see the module docstring)?"""
     return callable(getattr(agent, "act_batch", None))
+
+
+def keeps_rows(agent: Any) -> bool:
+    """Does this agent keep state per batch row (``seed_rows`` or ``reset_rows``), so that its
+    ``act_batch`` needs to know which rows it is given (``rows=``)?"""
+    return callable(getattr(agent, "seed_rows", None)) or callable(getattr(agent, "reset_rows", None))
+
+
+def act_by_agent(agents: Any, who: Any, obs: Any, mask: Any, seat: Any) -> np.ndarray:
+    """The moves of a batch where row ``t`` is played by ``agents[who[t]]`` (the agent in the
+    seat to act there): one ``act_batch`` call per agent, on its rows only; agents that keep
+    state per row are told which rows those are."""
+    who = np.asarray(who)
+    out = np.empty(len(who), np.int64)
+    for i, agent in enumerate(agents):
+        rows = np.flatnonzero(who == i)
+        if rows.size == 0:
+            continue
+        if rows.size == len(who):
+            out[:] = agent.act_batch(obs, mask, seat, rows=rows) if keeps_rows(agent) else agent.act_batch(obs, mask, seat)
+        elif keeps_rows(agent):
+            out[rows] = agent.act_batch(obs[rows], mask[rows], seat[rows], rows=rows)
+        else:
+            out[rows] = agent.act_batch(obs[rows], mask[rows], seat[rows])
+    return out
 
 
 def batch_arrays(obs: Any, mask: Any, seat: Any, obs_size: int | None = None, num_actions: int | None = None):
@@ -114,7 +145,8 @@ class RandomAgent(Agent):
       the generator of ``RandomAgent(game, n, seed=seeds[i, s])``. Calling
       ``seed_rows`` for a row whenever it starts a game, with the seed each
       seat's one-game agent would get, reproduces those agents' moves exactly.
-      Every row asked about must have been seeded this way.
+      Every row asked about must have been seeded this way; ``act_batch(...,
+      rows=r)`` says which rows the given ones are (default: 0, 1, ...).
     """
 
     name = "random"
@@ -133,10 +165,10 @@ class RandomAgent(Agent):
 
         self._row_streams, self._row_seeded = seed_streams(self._row_streams, self._row_seeded, rows, seeds, self.num_players)
 
-    def act_batch(self, obs: Any, mask: Any, seat: Any) -> np.ndarray:
+    def act_batch(self, obs: Any, mask: Any, seat: Any, rows: Any = None) -> np.ndarray:
         from agents.random_batch import draw_rows
 
         _, mask, seat = batch_arrays(obs, mask, seat)
         if self._row_streams is None:
             return draw_rows(mask, seat, generator=self.rng)
-        return draw_rows(mask, seat, streams=self._row_streams, seeded=self._row_seeded)
+        return draw_rows(mask, seat, streams=self._row_streams, seeded=self._row_seeded, rows=rows)

@@ -69,23 +69,27 @@ def _set_words(generator: np.random.Generator, w: np.ndarray) -> None:
     generator.bit_generator.state = st
 
 
-def draw_rows(mask: np.ndarray, seat: np.ndarray, generator=None, streams=None, seeded=None) -> np.ndarray:
+def draw_rows(mask: np.ndarray, seat: np.ndarray, generator=None, streams=None, seeded=None, rows=None) -> np.ndarray:
     """One uniform legal action per row: from ``generator`` (rows in order, its state advanced),
-    or from ``streams[row, seat[row]]`` (see `RandomAgent`)."""
+    or from ``streams[rows[i], seat[i]]`` (see `RandomAgent`; ``rows`` defaults to 0, 1, ...)."""
     out = np.empty(mask.shape[0], np.int64)
     if generator is not None:
         words = _words(generator)
         _draw(mask, np.zeros(mask.shape[0], np.int64), words, out)
         _set_words(generator, words[0])
         return out
-    rows, num_players = streams.shape[0], streams.shape[1]
-    if mask.shape[0] > rows or not seeded[: mask.shape[0]].all():
-        missing = np.flatnonzero(~np.resize(seeded, max(rows, mask.shape[0]))[: mask.shape[0]] | (np.arange(mask.shape[0]) >= rows))
-        raise ValueError(f"act_batch: batch row(s) {missing[:10].tolist()} were never given seeds by seed_rows")
+    rows = np.arange(mask.shape[0], dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64).reshape(-1)
+    if rows.shape != seat.shape:
+        raise ValueError(f"act_batch: rows must name one batch row per given row ({seat.size}), got {rows.size}")
+    known, num_players = streams.shape[0], streams.shape[1]
+    unseeded = (rows < 0) | (rows >= known)
+    unseeded[~unseeded] = ~seeded[rows[~unseeded]]
+    if unseeded.any():
+        raise ValueError(f"act_batch: batch row(s) {rows[unseeded][:10].tolist()} were never given seeds by seed_rows")
     if seat.size and (seat.min() < 0 or seat.max() >= num_players):
         raise ValueError(f"act_batch: seats must be in [0, {num_players})")
-    flat = streams.reshape(rows * num_players, R.RNG_WIDTH)
-    _draw(mask, np.arange(mask.shape[0], dtype=np.int64) * num_players + seat, flat, out)
+    flat = streams.reshape(known * num_players, R.RNG_WIDTH)
+    _draw(mask, rows * num_players + seat, flat, out)
     return out
 
 

@@ -20,7 +20,7 @@ pytest.importorskip("numba")
 
 import envs  # noqa: E402
 from agents import RandomAgent, can_act_batch, make_agent  # noqa: E402
-from agents.base import Agent  # noqa: E402
+from agents.base import Agent, act_by_agent  # noqa: E402
 from agents.heuristic import HEURISTICS, heuristic_class  # noqa: E402
 from agents.heuristic.neu import NeuHeuristic  # noqa: E402
 from tests.conftest import player_counts, scaled  # noqa: E402
@@ -179,3 +179,61 @@ def test_heuristic_act_batch_checks_its_input():
     obs, mask, seat = venv.reset()
     with pytest.raises(ValueError, match="observations have"):
         bot.act_batch(obs, mask, seat)
+
+
+@pytest.mark.parametrize("game", list(HEURISTICS))
+def test_a_batched_table_plays_the_games_of_one_seeded_agent_per_game_and_seat(game):
+    """Heuristic, random, heuristic, random at every table: `act_by_agent` on the batched engine,
+    with the random agent reseeded per row whenever a row starts a game, plays move for move
+    the AEC games of agents built for each game and seat with those seeds."""
+    n, tables = 4 if game != "not_your_mas_jong" else 3, 6
+    lineup = [make_agent("heuristic", game, n, seed=0), make_agent("random", game, n, seed=0)]
+    who_at = np.array([s % 2 for s in range(n)])  # seat -> index into lineup
+    venv = envs.vector_env(game, tables, n, seed=11)
+    seeds = np.random.default_rng(2).integers(0, 2**63, (tables, 50, n))  # per row, game and seat
+    games = np.zeros(tables, np.int64)
+    aec = [envs.make_raw(game, num_players=n) for _ in range(tables)]
+
+    def start(t):
+        lineup[1].seed_rows([t], seeds[t, games[t]][None])
+        aec[t].reset(seed=venv.table_seed(t, int(games[t])))
+        per_seat = [make_agent("heuristic" if who_at[s] == 0 else "random", game, n, seed=int(seeds[t, games[t], s])) for s in range(n)]
+        return per_seat
+
+    bots = [start(t) for t in range(tables)]
+    obs, mask, seat = venv.reset()
+    finished = 0
+    for _ in range(scaled(3000)):
+        if finished >= scaled(12):
+            break
+        moves = act_by_agent(lineup, who_at[seat], obs, mask, seat)
+        for t, e in enumerate(aec):
+            while e.agents and e.terminations[e.agent_selection]:
+                e.step(None)
+            s = e.unwrapped._seat[e.agent_selection]
+            assert s == seat[t]
+            assert bots[t][s].act(e.observe(e.agent_selection)) == moves[t]
+            e.step(int(moves[t]))
+        obs, mask, seat, _, done = venv.step(moves)
+        for t in np.flatnonzero(done):
+            assert list(venv.final_scores[t]) == list(aec[t].infos[aec[t].agents[0]]["final_scores"])
+            games[t] += 1
+            finished += 1
+            bots[t] = start(t)
+    assert finished >= scaled(12)
+
+
+def test_hand_distance_kernel_is_the_readable_search():
+    from agents.heuristic.hand_distance import shanten, shanten_each
+    from agents.heuristic.kernels import hand_distance as K
+
+    opts, count = K.suit_options()
+    scratch, out = np.zeros((4, 4, 2), np.int64), np.zeros(25, np.int64)
+    rnd = np.random.default_rng(3)
+    for _ in range(scaled(1500)):
+        counts = np.minimum(np.bincount(rnd.integers(0, 25, rnd.integers(0, 12)), minlength=25), 3)
+        locked = int(rnd.integers(0, 4))
+        assert K.shanten(counts, locked, opts, count, scratch) == shanten(counts.tolist(), locked)
+        for change in (1, -1):
+            K.shanten_each(counts, locked, change, opts, count, scratch, out)
+            assert out.tolist() == [-1 if d is None else d for d in shanten_each(counts.tolist(), locked, change)]
