@@ -12,7 +12,8 @@ optional: ``agents.can_act_batch(agent)`` tells, and agents without it take the
 one-move-at-a-time path. The random and heuristic agents have it (the heuristics
 as compiled kernels that make the readable files' moves); your own class may
 add it, with ``seed_rows(rows, seeds)`` if it draws random numbers. The contract
-is in `agents.base`.
+is in `agents.base`; ``agents.act_by_agent`` plays a batch where each row's seat
+to act belongs to one of several agents.
 
     import envs
     venv = envs.vector_env("neu", num_envs=1024, num_players=4, seed=0)
@@ -22,7 +23,7 @@ is in `agents.base`.
 
 from __future__ import annotations
 
-from agents.base import Agent, RandomAgent, can_act_batch
+from agents.base import Agent, RandomAgent, act_by_agent, can_act_batch
 from agents.spec import BUILTIN_KINDS, make_from_spec, spec_label
 from agents.opponents import make_single_agent
 
@@ -56,4 +57,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["Agent", "RandomAgent", "can_act_batch", "make_agent", "make_agents", "spec_label", "AGENT_KINDS", "PPOAgent", "make_single_agent"]
+__all__ = ["Agent", "RandomAgent", "act_by_agent", "can_act_batch", "make_agent", "make_agents", "spec_label", "AGENT_KINDS", "PPOAgent", "make_single_agent"]
