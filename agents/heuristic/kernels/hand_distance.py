@@ -64,29 +64,13 @@ def _start(st):
 
 
 @njit(cache=True, inline="always")
-def _add_suit(src, code, need, opts, count, dst):
-    """readable._add_suit: the state `src` with one more suit, into `dst`."""
-    dst[:, :] = -1
-    for s1 in range(4):
-        for p1 in range(2):
-            b1 = src[s1, p1]
-            if b1 < 0:
-                continue
-            for j in range(count[code]):
-                s2, b2, p2 = opts[code, j, 0], opts[code, j, 1], opts[code, j, 2]
-                if p1 + p2 > 1:
-                    continue
-                b = min(b1 + b2, need)
-                # b < 0 only when need < 0: never stored, as in the readable dict
-                if b >= 0 and dst[min(s1 + s2, need), p1 + p2] < b:
-                    dst[min(s1 + s2, need), p1 + p2] = b
-
-
-@njit(cache=True, inline="always")
-def _distance_with(src, code, need, opts, count):
-    """readable._distance_with: `_cards_to_exchange` of `src` with suit `code` added, without
-    building that state (a distance is a minimum over the reachable (sets, pair, blocks))."""
+def _add_suit(src, code, need, opts, count, dst, build=True):
+    """readable._add_suit: the state `src` with one more suit, into `dst`. With build=False,
+    `dst` is left alone and the result is readable._distance_with, the distance of that state,
+    taken straight from the (sets, pair, blocks) reached (a distance is a minimum over them)."""
     result = 99
+    if build:
+        dst[:, :] = -1
     for s1 in range(4):
         for p1 in range(2):
             b1 = src[s1, p1]
@@ -97,9 +81,15 @@ def _distance_with(src, code, need, opts, count):
                 if p1 + p2 > 1:
                     continue
                 b = min(b1 + b2, need)
-                if b >= 0:
-                    room = need - min(s1 + s2, need)
-                    result = min(result, 2 * room - min(room, b) + 1 - (p1 + p2))
+                if b < 0:
+                    continue  # only when need < 0: never stored, as in the readable dict
+                sets, pair = min(s1 + s2, need), p1 + p2
+                if build:
+                    if dst[sets, pair] < b:
+                        dst[sets, pair] = b
+                else:
+                    room = need - sets
+                    result = min(result, 2 * room - min(room, b) + 1 - pair)
     return result
 
 
@@ -157,7 +147,7 @@ def shanten_each(counts, locked_sets, change, opts, count, scratch, out):
             if 0 <= counts[k] + change <= COPIES:
                 changed = code + change * _POW4[r]
                 if changed:
-                    out[k] = _distance_with(a, changed, need, opts, count)
+                    out[k] = _add_suit(a, changed, need, opts, count, tmp, False)
                 else:
                     out[k] = _cards_to_exchange(a, need)
             else:

@@ -7,6 +7,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from agents.heuristic.kernels.common import legal_count_and_first
 from agents.heuristic.not_for_me import CLOSE_TO_OUT
 from envs.not_for_me import (ANSWER, DRAW, NUM_KINDS, NUM_WILDS, NUMBERS, OBS_FIELD_COUNT, OBS_HAND, OBS_OFFER_SIZE,
                              OBS_PHASE, OBS_SEATS, OBS_SUPPLY, SEAT_FIELDS, SEAT_GIVER, SEAT_HAND, SUPPLY_SLOTS, WILD,
@@ -143,12 +144,7 @@ def _play(obs, mask, t, n, L):
 @njit(cache=True)
 def _act_rows(obs, mask, n, L, out):
     for t in range(obs.shape[0]):
-        legal, first = 0, -1
-        for a in range(mask.shape[1]):
-            if mask[t, a]:
-                legal += 1
-                if first < 0:
-                    first = a
+        legal, first = legal_count_and_first(mask, t)
         if legal == 1:
             out[t] = first
         elif obs[t, OBS_PHASE + ANSWER]:

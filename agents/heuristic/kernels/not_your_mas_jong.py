@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.heuristic.kernels.common import legal_count_and_first
 from agents.heuristic.kernels.hand_distance import shanten, shanten_each, suit_options
 from envs.not_your_mas_jong import (A_PASS, A_STEAL_WIN, COPIES, NUM_TYPES, OBS_DISCARD, OBS_HAND, OBS_PHASE, OBS_SEATS,
                                     SEAT_BLOCK, SEAT_DISCARDS, SEAT_LOCKED, SET_STEAL_CARDS)
@@ -90,12 +91,7 @@ def _act_rows(obs, mask, n, opts, count, out):
     after = np.zeros(NUM_TYPES, np.int64)
     scratch = np.zeros((4, 4, 2), np.int64)
     for t in range(obs.shape[0]):
-        legal, first = 0, -1
-        for a in range(mask.shape[1]):
-            if mask[t, a]:
-                legal += 1
-                if first < 0:
-                    first = a
+        legal, first = legal_count_and_first(mask, t)
         if legal == 1:
             out[t] = first
             continue
