@@ -37,6 +37,29 @@ def test_every_relative_link_resolves(page):
         assert path.exists(), f"{page.relative_to(ROOT)} links to missing {target}"
 
 
+# Words about how the docs were made, or about the computer they were written on, instead of facts
+# about the software. "target" alone is an ML word (a target network, an imitation target).
+PROCESS_TALK = [r"\bearlier target", r"\btargets?:", r"\btarget \(", r"\|\s*target\s*\|", r"that evening",
+                r"\bthis machine\b", r"\bthe (?:project's|development|quiet|loaded|shared|2-core) machine\b",
+                r"\b(?:quiet|busy|heavily shared) machine", r"\bother jobs\b", r"\bjob of ours\b",
+                r"\bof ours running\b", r"\bthe run before this release\b", r"\bseeds/"]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_user_docs_state_facts_not_process(page):
+    text = page.read_text(encoding="utf-8")
+    for pattern in PROCESS_TALK:
+        found = re.search(pattern, text, re.IGNORECASE)
+        assert not found, f"{page.name}: {found.group(0)!r} (line {text.count(chr(10), 0, found.start()) + 1})"
+
+
+def test_changelog_names_the_package_version():
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    version = re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE).group(1)
+    first = re.search(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.MULTILINE).group(1)
+    assert first == version, f"CHANGELOG's newest entry is {first}, pyproject says {version}"
+
+
 def test_license_and_rules_ship_with_the_code():
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
     assert "## 4. Not Your Ma's Jong" in (ROOT / "docs" / "RULES.md").read_text(encoding="utf-8")
