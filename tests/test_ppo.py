@@ -744,6 +744,16 @@ def test_shipped_commands_still_parse_to_the_recorded_arguments(path: Path):
     assert set(args) - set(recorded) <= added_since  # options added since, at their defaults
 
 
+def test_a_policy_that_reads_the_heuristics_move_ships_only_under_a_hint_name():
+    """The plain name (what make_agent("ppo", ...) plays) is a policy that reads only its observation."""
+    shipped = sorted(CHECKPOINT_DIR.glob("*.pt"))
+    hinted = {p.name for p in shipped if torch.load(p, weights_only=True).get("hint", False)}
+    assert hinted and all(name.endswith("_hint.pt") for name in hinted), hinted
+    assert all(not torch.load(p, weights_only=True).get("hint", False) for p in shipped if not p.stem.endswith("_hint"))
+    with pytest.raises(FileNotFoundError, match="not_your_mas_jong_4p_hint.pt"):  # the error lists what is shipped
+        make_agent("ppo", game="not_your_mas_jong", num_players=4)
+
+
 def test_agents_never_import_train():
     import ast
 

@@ -1,6 +1,6 @@
 """How much of a seat's return can a value function predict? A held-out check of the critic.
 
-    python -m experiments.research.critic_fit --checkpoint agents/checkpoints/not_your_mas_jong_4p.pt
+    python -m experiments.research.critic_fit --checkpoint agents/checkpoints/not_your_mas_jong_4p_hint.pt
     python -m experiments.research.critic_fit --checkpoint agents/checkpoints/neu_4p.pt --gamma 0.9
 
 PPO's advantage is "return minus the critic's guess". When the critic explains
