@@ -2,6 +2,7 @@
 
     import envs
     env = envs.make("neu", num_players=4)      # same as envs.neu_v0.env(num_players=4)
+    par = envs.neu_v0.parallel_env(num_players=4)   # PettingZoo's parallel API, one decision per step
     single = envs.make_single_agent("neu", seat=0, opponents=my_bot)      # a gymnasium.Env; opponents
                                                 # named by spec ("heuristic"): agents.make_single_agent
     facts = envs.info("neu", num_players=4)     # sizes, step bound, notation, obs layout; no env built
@@ -18,7 +19,14 @@ unknown name raises ValueError listing the games, here and in `envs.module`.
 Each game is a rules engine (`envs/<game>.py`, no PettingZoo import) plus a
 thin shim `envs/<game>_v0.py` whose docstring is its documentation page.
 Importing this package registers every env with PettingZoo's registry, so
-``pettingzoo.make("aec", "cardzoo/neu-v0")`` works too.
+``pettingzoo.make("aec", "cardzoo/neu-v0")`` works too, and one seat of every
+game with gymnasium's: ``gymnasium.make("cardzoo/Neu-v0", num_players=4, seat=0,
+opponents="heuristic")`` (ids from `envs.gym_id`; the keywords of
+`agents.make_single_agent`), and ``gymnasium.make_vec`` over the same ids.
+Vectorised, use ``vector_kwargs={"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP}``:
+every mask a policy then sees belongs to a real decision (under the default
+NEXT_STEP mode the terminal step's mask is all ones, and the action sampled for
+the reset step is ignored).
 """
 
 from __future__ import annotations
@@ -77,13 +85,14 @@ def box_obs(env):
 
 
 def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, *, opponents: Any,
-                      render_mode: str | None = None, move_timeout: float | None = None, **rule_options: Any):
+                      render_mode: str | None = None, move_timeout: float | None = None, minimal_infos: bool = False,
+                      **rule_options: Any):
     """One seat of `game` as a `gymnasium.Env` against `opponents` (agent objects or callables);
     see `envs.single_agent`. Opponents named by spec ("heuristic"): `agents.make_single_agent`."""
     from envs.single_agent import make_single_agent as make
 
     return make(game, num_players=num_players, seat=seat, opponents=opponents, render_mode=render_mode,
-                move_timeout=move_timeout, **rule_options)
+                move_timeout=move_timeout, minimal_infos=minimal_infos, **rule_options)
 
 
 def vector_env(game: str, num_envs: int, num_players: int | None = 4, seed: int = 0, **rule_options: Any):
@@ -97,7 +106,26 @@ def vector_env(game: str, num_envs: int, num_players: int | None = 4, seed: int 
     return make(game, num_envs, num_players, seed, **rule_options)
 
 
+def gym_id(name: str) -> str:
+    """The gymnasium id of one seat of a game: ``"cardzoo/NotForMe-v0"`` for ``"not_for_me"``."""
+    if name not in GAMES:
+        module(name)  # raises, listing the games
+    return "cardzoo/" + "".join(part.capitalize() for part in name.split("_")) + "-v0"
+
+
+def _register_gym() -> None:
+    import gymnasium
+
+    for name in GAMES:
+        env_id = gym_id(name)
+        if env_id not in gymnasium.registry:
+            # A string entry point: gymnasium imports agents.opponents only when an env is
+            # made, so that envs itself never imports agents (opponents are named by spec).
+            gymnasium.register(env_id, entry_point="agents.opponents:make_single_agent", kwargs={"game": name})
+
+
 def _register() -> None:
+    _register_gym()
     try:
         import pettingzoo
     except ImportError:  # pragma: no cover - pettingzoo is a dependency

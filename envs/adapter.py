@@ -34,6 +34,22 @@ A player eliminated before the end (Neu) stays in ``agents``, is never
 selected, has an all-zero mask and reward 0 from then on; every agent is
 terminated together when the game ends (PettingZoo classic's convention).
 
+``env.action_space(agent).sample()`` draws a uniformly random *legal* move
+when the agent is to act (its mask), and any action otherwise; an explicit
+``sample(mask)`` is gymnasium's. So random play through the spaces alone, as
+PettingZoo's own tests do, plays real games instead of ending them at the first
+masked-out sample. Each agent has its own space object; they compare equal.
+
+Options every env takes besides the rules:
+
+* ``max_cycles`` (default None: no limit): every seat makes at most this many
+  decisions; when the seat to act has made them all, every agent is truncated
+  (PettingZoo's "cycle": one turn of every agent). The parallel env counts
+  ``step()`` calls instead, one decision each (`envs.parallel`).
+* ``minimal_infos`` (default False): ``infos[agent]`` is an empty dict at every
+  step, for wrappers that copy every key on every step; the facts stay readable
+  in ``env.last_event``.
+
 Both check call order (``reset`` first) and the action's type and range with
 plain ``if`` tests instead of PettingZoo's three wrapper layers, which cost
 about 40 us a step; ``tests/test_api_contract.py`` checks that the guarantees hold.
@@ -42,7 +58,7 @@ about 40 us a step; ``tests/test_api_contract.py`` checks that the guarantees ho
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from gymnasium import spaces
@@ -54,6 +70,32 @@ from envs.engine import Engine, zero_sum_rewards
 RENDER_MODES = ("human", "ansi")
 
 
+class LegalMoveSpace(spaces.Discrete):
+    """A `Discrete` action space whose ``sample()`` without a mask draws one of the legal moves
+    that ``legal()`` gives (any action when there are none); with a mask it is gymnasium's.
+
+    It pickles as a plain ``Discrete(n)``: a saved space (a model's file) is a description,
+    not a view of a live game; the envs link their own copies again when unpickled.
+    """
+
+    def __init__(self, n: int, legal: Callable[[], np.ndarray]) -> None:
+        super().__init__(n)
+        self.legal = legal
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
+        if mask is None and probability is None:
+            legal = self.legal()
+            if legal is not None and legal.any():
+                return super().sample(mask=legal.astype(np.int8, copy=False))
+        return super().sample(mask=mask, probability=probability)
+
+    def __reduce__(self):
+        return (spaces.Discrete, (int(self.n),))
+
+    def __repr__(self) -> str:
+        return f"Discrete({self.n})"
+
+
 class CardGameEnv(AECEnv):
     """Generic AEC environment around a rules engine (set `engine_cls` in a subclass)."""
 
@@ -61,11 +103,18 @@ class CardGameEnv(AECEnv):
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "name": "card_game", "is_parallelizable": False}
     illegal_move = "raise"  # env() switches this to "penalise"
 
-    def __init__(self, num_players: int | None = None, render_mode: str | None = None, **rule_options: Any):
+    def __init__(self, num_players: int | None = None, render_mode: str | None = None, max_cycles: int | None = None,
+                 minimal_infos: bool = False, **rule_options: Any):
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be one of {RENDER_MODES} or None, got {render_mode!r}")
+        if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, (int, np.integer)) or max_cycles < 1):
+            raise ValueError(f"max_cycles must be a positive integer or None, got {max_cycles!r}")
+        if not isinstance(minimal_infos, (bool, np.bool_)):
+            raise ValueError(f"minimal_infos must be True or False, got {minimal_infos!r}")
         self.render_mode = render_mode
+        self.max_cycles = None if max_cycles is None else int(max_cycles)
+        self.minimal_infos = bool(minimal_infos)
         self.game = self.engine_cls(num_players, **rule_options)
         n = self.game.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
@@ -77,10 +126,9 @@ class CardGameEnv(AECEnv):
                 "action_mask": spaces.Box(0, 1, (game.num_actions,), np.int8),
             }
         )
-        act_space = spaces.Discrete(game.num_actions)
-        # One shared object per agent, so the same object comes back on every call.
+        # The same object comes back on every call; every agent's spaces compare equal.
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: act_space for a in self.possible_agents}
+        self._link_action_spaces()
         self.state_space = spaces.Box(game.state_low, game.state_high, (game.state_size,), np.float32)
         self._info_defaults = game.info_defaults()
         # The "absent" value of each event fact, as infos hold it.
@@ -93,6 +141,17 @@ class CardGameEnv(AECEnv):
         self._has_reset = False
 
     # -- spaces ------------------------------------------------------------
+    def _link_action_spaces(self) -> None:
+        n = self.game.num_actions
+        self.action_spaces = {a: LegalMoveSpace(n, self._sampling_mask(a)) for a in self.possible_agents}
+
+    def _sampling_mask(self, agent: str) -> Callable[[], np.ndarray | None]:
+        return lambda: self.action_mask(agent) if self._has_reset else None
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._link_action_spaces()  # they pickle as plain Discrete spaces
+
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[self._known(agent)]
 
@@ -134,6 +193,8 @@ class CardGameEnv(AECEnv):
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self._event = None
+        self._decisions = [0] * self.game.num_players  # per seat, for max_cycles
+        self._cut = False  # truncated by max_cycles
         self.infos = self._infos_for({}, self._zeros, 0)
         self._rewards_dirty = False
         self._infos_dirty = False
@@ -175,7 +236,7 @@ class CardGameEnv(AECEnv):
             seat = self._seat[self._known(agent)]
         # Only the agent PettingZoo will step next may move: while a terminated
         # agent takes its None-step, the engine's next player must wait.
-        if agent == self.agent_selection and seat == game.current_player and not game.game_over:
+        if agent == self.agent_selection and seat == game.current_player and not game.game_over and not self._cut:
             mask = game.legal_mask().copy()
         else:
             mask = self._no_moves.copy()
@@ -189,7 +250,7 @@ class CardGameEnv(AECEnv):
         seat = self._seat.get(agent) if type(agent) is str else None
         if seat is None:
             seat = self._seat[self._known(agent)]  # an unknown agent raises, as in observe()
-        if agent == self.agent_selection and seat == game.current_player and not game.game_over:
+        if agent == self.agent_selection and seat == game.current_player and not game.game_over and not self._cut:
             return game.legal_mask().copy()
         return self._no_moves.copy()
 
@@ -259,8 +320,24 @@ class CardGameEnv(AECEnv):
             if game.game_over:
                 self._finish()
             self._select_next()
+        if self.max_cycles is not None:
+            self._count_decision(agent)
         if self.render_mode == "human":
             self.render()
+
+    def _count_decision(self, agent: str) -> None:
+        """max_cycles: truncate every agent once the seat to act has made all its decisions."""
+        self._decisions[self._seat[agent]] += 1
+        game = self.game
+        if not game.game_over and self._decisions[game.current_player] >= self.max_cycles:
+            self.truncate()
+
+    def truncate(self) -> None:
+        """Cut the game short: every agent is truncated and steps with None, as at the end."""
+        self._cut = True
+        for k in self.agents:
+            self.truncations[k] = True
+        self._select_next()
 
     def _check_action(self, action: Any) -> int:
         n = self.game.num_actions
@@ -276,6 +353,8 @@ class CardGameEnv(AECEnv):
     def _infos_for(self, details: dict, changes: tuple[int, ...], scored: int, illegal: int = -1,
                    final: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> dict[str, dict[str, Any]]:
         """Every agent's infos dict; all share one layout, only ``eliminated`` differs."""
+        if self.minimal_infos:
+            return {a: {} for a in self.agents}
         game = self.game
         zeros = self._zeros
         base = {
@@ -379,9 +458,9 @@ class CardGameEnv(AECEnv):
         self._select_next()
 
     def _select_next(self) -> None:
-        # Terminated agents step (with None) before play goes on, the PettingZoo way.
+        # Terminated and truncated agents step (with None) before play goes on, the PettingZoo way.
         for k in self.agents:
-            if self.terminations[k]:
+            if self.terminations[k] or self.truncations[k]:
                 self.agent_selection = k
                 return
         if self.agents:
@@ -443,11 +522,20 @@ def make_env_api(engine_cls: type[Engine], module: str):
         },
     )
 
-    def env(num_players: int | None = None, render_mode: str | None = None, **rule_options: Any) -> CardGameEnv:
-        e = raw(num_players=num_players, render_mode=render_mode, **rule_options)
+    def env(num_players: int | None = None, render_mode: str | None = None, **options: Any) -> CardGameEnv:
+        e = raw(num_players=num_players, render_mode=render_mode, **options)
         e.illegal_move = "penalise"
         return e
 
     env.__doc__ = f"The {name} AEC env; a masked-out action ends the game, the offender gets -1; {page}."
     env.__module__ = module
-    return raw, env
+
+    def parallel_env(num_players: int | None = None, render_mode: str | None = None, **options: Any):
+        from envs.parallel import ParallelCardGameEnv
+
+        return ParallelCardGameEnv(env(num_players=num_players, render_mode=render_mode, **options))
+
+    parallel_env.__doc__ = (f"The {name} env in PettingZoo's parallel API (`envs.parallel`): one decision per step, "
+                            f"infos of numbers with the acting seat; {page}.")
+    parallel_env.__module__ = module
+    return raw, env, parallel_env

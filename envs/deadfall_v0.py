@@ -8,7 +8,7 @@ Rules: docs/RULES.md §2. Engine: `envs/deadfall.py`.
 | Import             | `from envs import deadfall_v0`                      |
 |--------------------|-----------------------------------------------------|
 | Actions            | Discrete(20)                                        |
-| Parallel API       | via `turn_based_aec_to_parallel`                    |
+| Parallel API       | `parallel_env()` (see `envs.parallel`)              |
 | Manual control     | `python -m experiments.play --game deadfall`        |
 | Agents             | `player_0 … player_{n-1}`                           |
 | Observation shape  | (25 + 17·num_players,) float32, plus an int8 mask   |
@@ -165,4 +165,4 @@ Bad rule options raise ValueError naming the expected values.
 from envs.adapter import make_env_api
 from envs.deadfall import Deadfall
 
-raw_env, env = make_env_api(Deadfall, __name__)
+raw_env, env, parallel_env = make_env_api(Deadfall, __name__)

@@ -8,7 +8,7 @@ Rules: docs/RULES.md §3. Engine: `envs/neu.py`.
 | Import             | `from envs import neu_v0`                          |
 |--------------------|----------------------------------------------------|
 | Actions            | Discrete(16 + num_players)                         |
-| Parallel API       | via `turn_based_aec_to_parallel`                   |
+| Parallel API       | `parallel_env()` (see `envs.parallel`)             |
 | Manual control     | `python -m experiments.play --game neu`            |
 | Agents             | `player_0 … player_{n-1}`                          |
 | Observation shape  | (41 + 5·num_players,) float32, plus an int8 mask   |
@@ -151,4 +151,4 @@ ValueError in `raw_env` and ends an `env()` game with −1 for the offender.
 from envs.adapter import make_env_api
 from envs.neu import Neu
 
-raw_env, env = make_env_api(Neu, __name__)
+raw_env, env, parallel_env = make_env_api(Neu, __name__)

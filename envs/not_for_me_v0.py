@@ -9,7 +9,7 @@ Rules: docs/RULES.md §1. Engine: `envs/not_for_me.py`.
 |--------------------|----------------------------------------------------------|
 | Actions            | Discrete(36·C + 6·num_players + 6), C = copies per number |
 |                    | (2p: 270, 3p: 312, 4p: 390, 5p: 396)                     |
-| Parallel API       | via `turn_based_aec_to_parallel`                         |
+| Parallel API       | `parallel_env()` (see `envs.parallel`)                   |
 | Manual control     | `python -m experiments.play --game not_for_me`           |
 | Agents             | `player_0 … player_{n-1}`                                |
 | Observation shape  | (47 + 6·num_players,) float32, plus an int8 mask         |
@@ -165,4 +165,4 @@ Bad rule options raise ValueError naming the expected values.
 from envs.adapter import make_env_api
 from envs.not_for_me import NotForMe
 
-raw_env, env = make_env_api(NotForMe, __name__)
+raw_env, env, parallel_env = make_env_api(NotForMe, __name__)

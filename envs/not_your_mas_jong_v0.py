@@ -9,7 +9,7 @@ Engine: `envs/not_your_mas_jong.py`.
 | Import             | `from envs import not_your_mas_jong_v0`                    |
 |--------------------|------------------------------------------------------------|
 | Actions            | Discrete(31)                                               |
-| Parallel API       | via `turn_based_aec_to_parallel`                           |
+| Parallel API       | `parallel_env()` (see `envs.parallel`)                     |
 | Manual control     | `python -m experiments.play --game not_your_mas_jong`      |
 | Agents             | `player_0 … player_{n-1}`                                  |
 | Observation shape  | (53 + 54·num_players,) float32, plus an int8 mask          |
@@ -196,4 +196,4 @@ ValueError in `raw_env` and ends an `env()` game with −1 for the offender.
 from envs.adapter import make_env_api
 from envs.not_your_mas_jong import NotYourMasJong
 
-raw_env, env = make_env_api(NotYourMasJong, __name__)
+raw_env, env, parallel_env = make_env_api(NotYourMasJong, __name__)

@@ -26,7 +26,8 @@ reads the mask from ``env.action_masks()``.
 |                    | decision or the end (the sum of its AEC rewards over that span)  |
 | terminated         | at the game's end; in Neu also when the seat is eliminated       |
 | truncated          | never: no game has a move limit                                  |
-| info               | the seat's AEC `infos` at that point, plus `action_mask`         |
+| info               | the seat's AEC `infos` at that point, plus `action_mask` (only   |
+|                    | `action_mask` with ``minimal_infos=True``)                       |
 | render()           | the seat's own view of the table (`Engine.view`), never a hidden |
 |                    | hand                                                             |
 
@@ -61,7 +62,9 @@ actions replay the same game. ``reset()`` without a seed goes on drawing from
 the streams of the last seeded reset.
 
 A masked-out action follows PettingZoo classic's convention (the env's
-``env()``): the game ends, the seat gets -1 and ``info["illegal_move"] = 1``.
+``env()``): the game ends, the seat gets -1 and ``info["illegal_move"] = 1``,
+without a warning. ``action_space.sample()`` draws a legal move of the seat
+(any action once the episode is over); ``sample(mask)`` is gymnasium's.
 Rewards the seat receives before its first decision (a round can end before
 it acts) are added to its first step's reward, so that the returns of an
 episode add up to the seat's AEC return.
@@ -74,9 +77,9 @@ from typing import Any, Callable
 
 import numpy as np
 import gymnasium
-from gymnasium import spaces
 
 import envs
+from envs.adapter import LegalMoveSpace
 from envs.move_guard import check_action, check_move_timeout, failure, guarded_act
 
 
@@ -132,11 +135,12 @@ class SingleAgentEnv(gymnasium.Env):
     metadata = {"render_modes": ["human", "ansi"], "render_fps": 4}
 
     def __init__(self, game: str, num_players: int | None = 4, seat: int = 0, *, opponents: Any,
-                 render_mode: str | None = None, move_timeout: float | None = None, **rule_options: Any) -> None:
+                 render_mode: str | None = None, move_timeout: float | None = None, minimal_infos: bool = False,
+                 **rule_options: Any) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         # The AEC env never renders: its table shows every hand; render() shows the seat's view.
-        self.aec = envs.make_raw(game, num_players=num_players, **rule_options)
+        self.aec = envs.make_raw(game, num_players=num_players, minimal_infos=minimal_infos, **rule_options)
         n = self.aec.game.num_players
         if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
             raise ValueError(f"seat must be an integer from 0 to {n - 1} ({n} players), got {seat!r}")
@@ -153,7 +157,7 @@ class SingleAgentEnv(gymnasium.Env):
         }
         space = self.aec.observation_space(self.agent)
         self.observation_space = space["observation"]
-        self.action_space = spaces.Discrete(self.aec.game.num_actions)
+        self.action_space = LegalMoveSpace(self.aec.game.num_actions, self.action_masks)
         self._mask = np.zeros(self.aec.game.num_actions, np.int8)
         self._over_mask = np.ones(self.aec.game.num_actions, np.int8)
         self._pending = 0.0
@@ -161,6 +165,10 @@ class SingleAgentEnv(gymnasium.Env):
         self._failed: OpponentError | None = None
         self._has_reset = False
         self._seeded = False
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.action_space = LegalMoveSpace(self.action_space.n, self.action_masks)  # it pickles as a plain Discrete
 
     # -- gymnasium API ---------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -211,7 +219,8 @@ class SingleAgentEnv(gymnasium.Env):
         reward = self._pending
         self._pending = 0.0
         if not self._mask[a]:
-            warnings.warn(f"{self.agent} made an illegal move; the game ends and it gets -1.", stacklevel=2)
+            # No warning: the reward and info say it, and checkers and exploring learners
+            # (gymnasium's check_env steps with an action sampled before its reset) make such moves on purpose.
             self._done = True
             obs, info = self._observe()
             info["illegal_move"] = 1
@@ -317,7 +326,7 @@ def _as_action(action: Any, n: int) -> int:
 
 def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, *, opponents: Any,
                       render_mode: str | None = None, move_timeout: float | None = None,
-                      **rule_options: Any) -> SingleAgentEnv:
+                      minimal_infos: bool = False, **rule_options: Any) -> SingleAgentEnv:
     """`envs.make_single_agent("neu", num_players=4, seat=0, opponents=bots, **rule_options)`.
 
     A `gymnasium.Env` in which the agent plays ``seat`` and ``opponents`` (agent
@@ -326,4 +335,4 @@ def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, *, 
     `agents.make_single_agent`.
     """
     return SingleAgentEnv(game, num_players=num_players, seat=seat, opponents=opponents,
-                          render_mode=render_mode, move_timeout=move_timeout, **rule_options)
+                          render_mode=render_mode, move_timeout=move_timeout, minimal_infos=minimal_infos, **rule_options)
