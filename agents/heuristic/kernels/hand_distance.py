@@ -64,6 +64,14 @@ def _start(st):
 
 
 @njit(cache=True, inline="always")
+def _exchange(need, sets, pair, blocks):
+    """Cards to exchange from (sets, pair, blocks): each missing set costs two cards, or one if
+    a block waits for it; a missing pair costs one (readable._cards_to_exchange)."""
+    room = need - sets
+    return 2 * room - min(room, blocks) + 1 - pair
+
+
+@njit(cache=True, inline="always")
 def _add_suit(src, code, need, opts, count, dst, build=True):
     """readable._add_suit: the state `src` with one more suit, into `dst`. With build=False,
     `dst` is left alone and the result is readable._distance_with, the distance of that state,
@@ -88,8 +96,7 @@ def _add_suit(src, code, need, opts, count, dst, build=True):
                     if dst[sets, pair] < b:
                         dst[sets, pair] = b
                 else:
-                    room = need - sets
-                    result = min(result, 2 * room - min(room, b) + 1 - pair)
+                    result = min(result, _exchange(need, sets, pair, b))
     return result
 
 
@@ -98,10 +105,8 @@ def _cards_to_exchange(st, need):
     result = 99
     for sets in range(4):
         for pair in range(2):
-            blocks = st[sets, pair]
-            if blocks >= 0:
-                room = need - sets
-                result = min(result, 2 * room - min(room, blocks) + 1 - pair)
+            if st[sets, pair] >= 0:
+                result = min(result, _exchange(need, sets, pair, st[sets, pair]))
     return result
 
 
