@@ -16,7 +16,8 @@ GAE along each seat's own stream), the run folder and its log
 * the target is any agent spec (`agents.make_agent`). One that has the batched
   protocol (``act_batch``, `agents.base`) answers all its rows in one call,
   and is told the seed of each seat of each new game (``seed_rows``) and the
-  new games (``reset_rows``) when it has those hooks; any other target gets
+  new games (``reset_rows``) when it has those hooks (it is then handed every
+  row, the learner's too, so that each row's stream stays its own); any other target gets
   one agent object per row and seat, seeded and reset at the start of each of
   that row's games, and one ``act()`` call per move on the observation dict;
 * rewards and streams are kept as in `train.rollout_vector`: every reward of a
@@ -78,8 +79,8 @@ class Args:
     steps: int = field(default=0, metadata={"help": f"training budget in env agent-steps, all seats (default {DEFAULT_STEPS:,} when --minutes is not given)"})
     minutes: float = field(default=0.0, metadata={"help": "training budget in minutes of training (rollouts and updates, not the evaluations), instead of --steps"})
     seed: int = field(default=0, metadata={"help": f"seed for everything, 0 to {MAX_SEED:,}"})
-    num_envs: int = field(default=128, metadata={"help": "batch rows (games) played side by side"})
-    rollout_steps: int = field(default=32_768, metadata={"help": "env agent-steps per update (whole games, so a little more)"})
+    num_envs: int = field(default=64, metadata={"help": "batch rows (games) played side by side"})
+    rollout_steps: int = field(default=16_384, metadata={"help": "env agent-steps per update (whole games, so a little more)"})
     learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate, annealed linearly to 0 over the budget"})
     gamma: float = field(default=0.995, metadata={"help": "discount per own decision"})
     gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
@@ -157,6 +158,8 @@ class Target:
         self.game, self.n = game, num_players
         self.agent = make_agent(spec, game, num_players, seed=0)  # a bad spec fails here, in one line
         self.batched = can_act_batch(self.agent)
+        # A batched agent that seeds or remembers per batch row (`agents.base`) must see the rows where they are.
+        self.row_state = any(callable(getattr(self.agent, h, None)) for h in ("seed_rows", "reset_rows"))
         self.agents: list[list] = []  # without act_batch: one agent per row and seat, as the AEC path seats them
 
     def _row(self, r: int) -> list:
@@ -186,7 +189,9 @@ class Target:
 
     def moves(self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> np.ndarray:
         """The target's move at each of `rows` (the seat to act there is the target's)."""
-        if self.batched:
+        if self.batched and self.row_state:  # its streams and memory follow the batch row: give it every row
+            a = np.asarray(self.agent.act_batch(obs, mask, seat), np.int64).reshape(-1)[rows]
+        elif self.batched:
             a = np.asarray(self.agent.act_batch(obs[rows], mask[rows], seat[rows]), np.int64).reshape(-1)
         else:
             a = np.array([self.agents[r][seat[r]].act({"observation": obs[r], "action_mask": mask[r]})
