@@ -237,3 +237,10 @@ def test_hand_distance_kernel_is_the_readable_search():
         for change in (1, -1):
             K.shanten_each(counts, locked, change, opts, count, scratch, out)
             assert out.tolist() == [-1 if d is None else d for d in shanten_each(counts.tolist(), locked, change)]
+
+
+def test_speed_script_runs():
+    from agents.heuristic.kernels.__main__ import measure
+
+    m = measure("deadfall", 3, tables=8, batches=1, sample=20, repeats=1)
+    assert m["kernel_moves_per_s"] > 0 and m["readable_moves_per_s"] > 0
