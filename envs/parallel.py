@@ -17,6 +17,12 @@ numbers only (the converter's ``"active_agent"`` is a string, which replay
 buffers such as TorchRL's cannot store), and the agents that have to step with
 ``None`` (the game is over) do so inside the same ``step()``.
 
+Every agent gives an action at every step, so no agent gets an empty mask: a
+seat that is not to act (or any seat once the game is over) has a mask that
+allows action 0 only, and that action is ignored. A masked policy samples it
+with probability 1, so its log-probability and entropy are 0 and those seats
+add nothing to a policy gradient; ``acting_seat`` says whose move counts.
+
 Every agent has the same observation space (the AEC env's Dict of
 ``"observation"`` and ``"action_mask"``) and equal action spaces;
 ``action_space(agent).sample()`` draws a legal move for the seat to act (see
@@ -68,8 +74,7 @@ class ParallelCardGameEnv(ParallelEnv):
         aec.reset(seed=seed, options=options)
         self._cycles = 0
         self.agents = list(aec.agents)
-        observations = {a: aec.observe(a) for a in self.agents}
-        return observations, self._infos()
+        return {a: self._observe(a) for a in self.agents}, self._infos()
 
     def step(self, actions: dict[str, Any]):
         aec = self.aec_env
@@ -88,7 +93,7 @@ class ParallelCardGameEnv(ParallelEnv):
         if self.max_cycles is not None and self._cycles >= self.max_cycles and aec.agents and not aec.game.game_over:
             aec.truncate()
             truncations = dict.fromkeys(self.agents, True)
-        observations = {a: aec.observe(a) for a in self.agents}
+        observations = {a: self._observe(a) for a in self.agents}
         infos = self._infos()
         if all(terminations[a] or truncations[a] for a in self.agents):
             while aec.agents:  # the None-steps of the AEC API, taken here
@@ -97,6 +102,12 @@ class ParallelCardGameEnv(ParallelEnv):
                 info["acting_seat"] = -1
             self.agents = []
         return observations, rewards, terminations, truncations, infos
+
+    def _observe(self, agent: str) -> dict[str, np.ndarray]:
+        obs = self.aec_env.observe(agent)
+        if not obs["action_mask"].any():
+            obs["action_mask"][0] = 1  # nothing to decide: one ignored action, never an empty mask
+        return obs
 
     def _infos(self) -> dict[str, dict[str, Any]]:
         aec = self.aec_env

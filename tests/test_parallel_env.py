@@ -20,8 +20,7 @@ def _random_parallel_game(env, seed: int):
     obs, infos = env.reset(seed=seed)
     yield obs, None, None, None, infos
     while env.agents:
-        actions = {a: int(rng.choice(np.flatnonzero(o["action_mask"]))) if o["action_mask"].any() else 0
-                   for a, o in obs.items()}
+        actions = {a: int(rng.choice(np.flatnonzero(o["action_mask"]))) for a, o in obs.items()}
         obs, rewards, terms, truncs, infos = env.step(actions)
         yield obs, rewards, terms, truncs, infos
 
@@ -56,7 +55,10 @@ def test_infos_hold_numbers_and_the_acting_seat(game):
         assert type(seat) is int
         if env.agents:
             assert env.possible_agents[seat] == aec.agent_selection
-            assert [a for a, o in obs.items() if o["action_mask"].any()] == [aec.agent_selection]
+            assert np.array_equal(obs[aec.agent_selection]["action_mask"], aec.action_mask(aec.agent_selection))
+            # Every other seat may only give the one ignored action 0: never an empty mask.
+            assert all(o["action_mask"].tolist() == [1] + [0] * (len(o["action_mask"]) - 1)
+                       for a, o in obs.items() if a != aec.agent_selection)
         else:
             assert seat == -1 and all(terms[a] for a in terms)
         for info in infos.values():
@@ -158,3 +160,22 @@ def test_action_space_samples_legal_moves_and_pickles_plain(game):
     nxt = twin.agent_selection
     legal = set(np.flatnonzero(twin.unwrapped.action_mask(nxt)))
     assert all(int(twin.action_space(nxt).sample()) in legal for _ in range(20))
+
+
+@pytest.mark.parametrize("minimal", [False, True], ids=["full_infos", "minimal_infos"])
+@pytest.mark.parametrize("game", GAMES)
+def test_torchrl_wraps_the_parallel_form(game, minimal):
+    """TorchRL stores every info key (ints only) and samples every agent's action from its mask."""
+    pytest.importorskip("torchrl")
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+    from torchrl.envs.utils import MarlGroupMapType, check_env_specs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = PettingZooWrapper(env=envs.module(game).parallel_env(num_players=4, minimal_infos=minimal), use_mask=True,
+                                group_map=MarlGroupMapType.ALL_IN_ONE_GROUP, categorical_actions=True, seed=0)
+        check_env_specs(env)
+        td = env.rollout(60, break_when_any_done=False)
+    seats = td["agents", "info", "acting_seat"][:, 0]
+    assert (seats >= -1).all() and len(set(seats.tolist())) > 1  # turns go round
+    assert ("agents", "info", "scores") in td.keys(True, True) or minimal

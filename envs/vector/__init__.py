@@ -69,16 +69,13 @@ class VectorEnv:
     """``num_envs`` tables of one game, stepped together (see the module docstring)."""
 
     def __init__(self, game: str, num_envs: int, num_players: int | None = 4, seed: int = 0, **rule_options: Any):
-        if game not in envs.GAMES:
-            raise ValueError(f"unknown game {game!r}; valid games: {', '.join(envs.GAMES)}")
-        if game not in KERNELS:
-            raise ValueError(f"game {game!r} has no batched engine yet; batched games: {', '.join(KERNELS)}")
+        engine_cls = envs.engine_class(game)  # an unknown game raises, listing the games
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**62:
             raise ValueError(f"seed must be an integer in [0, 2**62), got {seed!r}")
         # The reference engine checks the player count and the rule options.
-        engine = envs.module(game).raw_env.engine_cls(num_players, **rule_options)
+        engine = engine_cls(num_players, **rule_options)
         self.game = game
         self.num_envs = int(num_envs)
         self.num_players = engine.num_players
