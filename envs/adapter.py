@@ -467,6 +467,10 @@ class CardGameEnv(AECEnv):
             self.agent_selection = self.possible_agents[self.game.current_player]
 
     # -- names, rendering ----------------------------------------------------
+    def seat_of(self, agent: str) -> int:
+        """The seat (0 .. num_players - 1) of an agent; ValueError for an unknown one."""
+        return self._seat[self._known(agent)]
+
     def _seat_of(self, agent: str | None) -> int:
         if agent is None:
             return self.game.current_player
@@ -486,19 +490,23 @@ class CardGameEnv(AECEnv):
         return [self.game.action_name(int(a), seat) for a in np.flatnonzero(self.game.legal_mask())]
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            warnings.warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'", stacklevel=2)
-            return None
-        if not self._has_reset:
-            raise RuntimeError("call reset() before render()")
-        text = self.game.render()
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return rendered(self.render_mode, self._has_reset, self.game.render)
 
     def close(self) -> None:
         pass
+
+
+def rendered(render_mode: str | None, has_reset: bool, text: Callable[[], str]) -> str | None:
+    """What ``render()`` gives in `render_mode`: the text for "ansi", printed for "human"."""
+    if render_mode is None:
+        warnings.warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'", stacklevel=3)
+        return None
+    if not has_reset:
+        raise RuntimeError("call reset() before render()")
+    if render_mode == "human":
+        print(text())
+        return None
+    return text()
 
 
 def make_env_api(engine_cls: type[Engine], module: str):

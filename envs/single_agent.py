@@ -72,14 +72,13 @@ episode add up to the seat's AEC return.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
 
 import numpy as np
 import gymnasium
 
 import envs
-from envs.adapter import LegalMoveSpace
+from envs.adapter import LegalMoveSpace, rendered
 from envs.move_guard import check_action, check_move_timeout, failure, guarded_act
 
 
@@ -241,16 +240,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     def render(self) -> str | None:
         """The seat's own view of the table (`Engine.view`): text for "ansi", printed for "human"."""
-        if self.render_mode is None:
-            warnings.warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'", stacklevel=2)
-            return None
-        if not self._has_reset:
-            raise RuntimeError("call reset() before render()")
-        text = self.aec.game.view(self.seat)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return rendered(self.render_mode, self._has_reset, lambda: self.aec.game.view(self.seat))
 
     def close(self) -> None:
         self.aec.close()

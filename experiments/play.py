@@ -45,7 +45,7 @@ def parse_humans(text: str, num_players: int) -> set[int]:
 def ask(env, agent: str, legal: list[int], read: Callable[[str], str], write: Callable[[str], None]) -> int | None:
     u = env.unwrapped
     names = [u.action_name(a) for a in legal]
-    write(u.game.view(u._seat[agent]))
+    write(u.game.view(u.seat_of(agent)))
     write("Your moves: " + "  ".join(f"[{i}] {name}" for i, name in enumerate(names)))
     while True:
         try:
@@ -84,7 +84,7 @@ def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay:
             env.step(None)
             continue
         legal = [int(a) for a in np.flatnonzero(obs["action_mask"])]
-        if u._seat[agent] in humans:
+        if u.seat_of(agent) in humans:
             action = ask(env, agent, legal, read, write)
             if action is None:
                 write("Left the game.")
@@ -93,7 +93,7 @@ def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay:
             action = bot_agents[agent].act(obs)
             if not humans:
                 write(u.game.render())
-        seat = u._seat[agent]
+        seat = u.seat_of(agent)
         # Humans at the table see other seats' moves as the table sees them.
         shown = u.action_name(action) if seat in humans or not humans else u.game.public_action_name(action, seat)
         # Also a human's own decision: with several humans at one terminal, the others read it too.

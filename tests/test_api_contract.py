@@ -351,12 +351,13 @@ def test_unknown_agents_are_named_as_such(game):
     env = envs.make_raw(game)
     env.reset(seed=0)
     for bad in ("player_99", "", 0, None, ("player_0",), ["player_0"]):
-        calls = [env.observe, env.action_mask, env.observation_space, env.action_space]
+        calls = [env.observe, env.action_mask, env.seat_of, env.observation_space, env.action_space]
         if bad is not None:  # None names the agent to act in these two
             calls += [lambda a: env.action_name(0, a), lambda a: env.action_from_name("x", a)]
         for call in calls:
             with pytest.raises(ValueError, match=r"unknown agent .*player_0"):
                 call(bad)
+    assert [env.seat_of(a) for a in env.possible_agents] == list(range(len(env.possible_agents)))
     for agent in env.agent_iter():  # play to the end: every agent leaves
         obs, _, term, trunc, _ = env.last()
         env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
