@@ -27,6 +27,8 @@ from experiments import cli
 from experiments.cli import ArgumentParser
 from agents import AGENT_KINDS, make_agent
 
+# After every open move of a game with secret decisions (a discard in Not Your Ma's Jong), the
+# secret ones may follow: said every time, so that the note itself tells nothing.
 STEAL_NOTE = "  the others may steal it; their decisions are secret"
 
 
@@ -101,7 +103,7 @@ def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay:
         secret = bool(humans) and action in u.game.secret_actions
         if not secret:
             write(f"{agent}: {shown}")
-        if humans and u.game.game_name == "not_your_mas_jong" and shown.startswith("discard"):
+        if humans and u.game.secret_actions and action not in u.game.secret_actions:
             write(STEAL_NOTE)
         env.step(action)
         event = u.last_event
