@@ -9,17 +9,19 @@ import pytest
 
 from experiments.recipes import common
 
-TINY = ["--game", "neu", "--players", "4", "--eval-games", "4"]
+GAMES = ["not_for_me", "deadfall", "neu", "not_your_mas_jong"]
+# A few thousand environment steps: each recipe trains on every game in CI.
+STEPS = 2000
 
 
-def run_recipe(module, steps: int, capsys, extra=()):
+def run_recipe(module, steps: int, capsys, extra=(), game: str = "neu"):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert module.main([*TINY, "--steps", str(steps), *extra]) == 0
+        assert module.main(["--game", game, "--players", "4", "--eval-games", "4", "--steps", str(steps), *extra]) == 0
     illegal = [str(w.message) for w in caught if "illegal move" in str(w.message)]
     assert not illegal, f"the trained policy or its opponents made illegal moves: {illegal[:3]}"
     out = capsys.readouterr().out
-    done = re.search(r"neu, 4 players, (\d+) environment steps", out)
+    done = re.search(rf"{game}, 4 players, (\d+) environment steps", out)
     assert done and int(done.group(1)) >= steps, out
     score = re.search(r"random players over 4 games: ([-+]\d+\.\d+)", out)
     assert score, out
@@ -45,6 +47,98 @@ def test_tianshou_dqn(capsys):
     from experiments.recipes import tianshou_dqn
 
     run_recipe(tianshou_dqn, 100, capsys)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_torchrl_ppo(game, capsys):
+    pytest.importorskip("torchrl")
+    from experiments.recipes import torchrl_ppo
+
+    run_recipe(torchrl_ppo, STEPS, capsys, game=game)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_cleanrl_ppo(game, capsys):
+    from experiments.recipes import cleanrl_ppo
+
+    run_recipe(cleanrl_ppo, STEPS, capsys, game=game)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_pufferlib_ppo(game, capsys):
+    pytest.importorskip("pufferlib.emulation")
+    from experiments.recipes import pufferlib_ppo
+
+    run_recipe(pufferlib_ppo, STEPS, capsys, game=game)
+
+
+def test_pufferlib_ppo_in_worker_processes(capsys):
+    pytest.importorskip("pufferlib.emulation")
+    from experiments.recipes import pufferlib_ppo
+
+    run_recipe(pufferlib_ppo, 300, capsys, extra=["--backend", "multiprocessing", "--workers", "2"])
+
+
+def test_pufferlib_ppo_workers_must_divide_the_tables(capsys):
+    pytest.importorskip("pufferlib.emulation")
+    from experiments.recipes import pufferlib_ppo
+
+    assert pufferlib_ppo.main(["--backend", "multiprocessing", "--workers", "3"]) == 2
+    assert "--workers must divide 8" in capsys.readouterr().err
+
+
+def test_cleanrl_agent_samples_only_legal_moves_and_masks_their_gradient():
+    import torch
+
+    from experiments.recipes.cleanrl_ppo import Agent
+
+    torch.manual_seed(0)
+    agent = Agent(5, 7)
+    x = torch.randn(500, 5)
+    mask = torch.rand(500, 7) < 0.3
+    mask[torch.arange(500), torch.randint(0, 7, (500,))] = True  # at least one legal move a row
+    action, logprob, entropy, value = agent.get_action_and_value(x, mask)
+    assert mask[torch.arange(500), action].all()
+    assert torch.isfinite(logprob).all() and torch.isfinite(entropy).all() and value.shape == (500, 1)
+    # One legal move: probability 1, entropy 0.
+    only = torch.zeros(1, 7, dtype=torch.bool)
+    only[0, 3] = True
+    a, lp, ent, _ = agent.get_action_and_value(x[:1], only)
+    assert a.item() == 3 and abs(lp.item()) < 1e-6 and abs(ent.item()) < 1e-6
+
+
+def test_ppo_update_ignores_the_policy_terms_of_rows_that_did_not_act():
+    """Rows whose action was not played (another seat's turn) must not move the actor:
+    changing their actions and advantages leaves the update unchanged; changing an acting row's does not."""
+    import copy
+
+    import torch
+
+    from experiments.recipes.cleanrl_ppo import Agent, Args, ppo_update
+
+    torch.manual_seed(1)
+    base = Agent(4, 3)
+    n = 64
+    batch = {"obs": torch.randn(n, 4), "masks": torch.ones(n, 3, dtype=torch.bool),
+             "actions": torch.randint(0, 3, (n,)), "advantages": torch.randn(n), "returns": torch.randn(n),
+             "values": torch.randn(n)}
+    with torch.no_grad():
+        _, batch["logprobs"], _, _ = base.get_action_and_value(batch["obs"], batch["masks"], batch["actions"])
+    acting = torch.arange(n) % 4 == 0
+    args = Args(num_minibatches=1, update_epochs=1, ent_coef=0.01)
+
+    def actor_after(b):
+        agent = copy.deepcopy(base)
+        torch.manual_seed(2)
+        ppo_update(agent, torch.optim.SGD(agent.parameters(), lr=0.1), args, b, acting=acting)
+        return torch.cat([p.flatten() for p in agent.actor.parameters()])
+
+    reference = actor_after(batch)
+    idle = dict(batch, advantages=torch.where(acting, batch["advantages"], batch["advantages"] * -50),
+                actions=torch.where(acting, batch["actions"], (batch["actions"] + 1) % 3))
+    assert torch.allclose(actor_after(idle), reference)
+    played = dict(batch, advantages=torch.where(acting, batch["advantages"] * -5, batch["advantages"]))
+    assert not torch.allclose(actor_after(played), reference)
 
 
 @pytest.mark.parametrize(

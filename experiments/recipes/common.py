@@ -14,13 +14,17 @@ from experiments import cli
 from experiments.cli import ArgumentParser
 
 
-def parse_args(prog: str, description: str, argv: Sequence[str] | None, steps: int):
+def parse_args(prog: str, description: str, argv: Sequence[str] | None, steps: int,
+               extra: Callable[[ArgumentParser], None] | None = None):
+    """The options every recipe takes; `extra(parser)` adds a recipe's own."""
     p = ArgumentParser(prog=f"python -m experiments.recipes.{prog}", description=description)
     p.add_argument("--game", default="neu", help=f"one of: {', '.join(envs.available_games())}")
     p.add_argument("--players", type=cli.count, default=4, help="player count")
     p.add_argument("--steps", type=cli.count, default=steps, help="environment steps to train for")
     p.add_argument("--seed", type=cli.seed, default=0, help="seed of the training run and of the check games")
     p.add_argument("--eval-games", type=cli.count_or_zero, default=40, help="games against random players after training")
+    if extra is not None:
+        extra(p)
     args = p.parse_args(argv)
     if args.game not in envs.available_games():
         p.error(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
