@@ -19,7 +19,8 @@ unknown name raises ValueError listing the games, here and in `envs.module`.
 Each game is a rules engine (`envs/<game>.py`, no PettingZoo import) plus a
 thin shim `envs/<game>_v0.py` whose docstring is its documentation page.
 Importing this package registers every env with PettingZoo's registry, so
-``pettingzoo.make("aec", "cardzoo/neu-v0")`` works too, and one seat of every
+``pettingzoo.make("aec", "cardzoo/neu-v0")`` and ``pettingzoo.make("parallel",
+"cardzoo/neu-v0")`` work too, and one seat of every
 game with gymnasium's: ``gymnasium.make("cardzoo/Neu-v0", num_players=4, seat=0,
 opponents="heuristic")`` (ids from `envs.gym_id`; the keywords of
 `agents.make_single_agent`), and ``gymnasium.make_vec`` over the same ids.
@@ -133,11 +134,12 @@ def _register() -> None:
     register = getattr(pettingzoo, "register", None)
     if register is None:  # PettingZoo before the registry (< 1.25)
         return
-    registry = getattr(pettingzoo, "aec_registry", {})
-    for name, mod in GAMES.items():
-        env_id = f"cardzoo/{name}-v0"
-        if env_id not in registry:
-            register("aec", env_id, entry_point=f"{mod}:env")
+    for kind, make in (("aec", "env"), ("parallel", "parallel_env")):
+        registry = getattr(pettingzoo, f"{kind}_registry", {})
+        for name, mod in GAMES.items():
+            env_id = f"cardzoo/{name}-v0"
+            if env_id not in registry:
+                register(kind, env_id, entry_point=f"{mod}:{make}")
 
 
 _register()

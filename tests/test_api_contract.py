@@ -39,6 +39,8 @@ def test_constructors_and_registry(game):
         assert section in mod.__doc__, f"{game}_v0 docstring lacks a {section!r} section"
     made = pettingzoo.make("aec", f"cardzoo/{game}-v0", num_players=engine.max_players)
     assert made.possible_agents[-1] == f"player_{engine.max_players - 1}"
+    parallel = pettingzoo.make("parallel", f"cardzoo/{game}-v0", num_players=engine.max_players)
+    assert isinstance(parallel, pettingzoo.ParallelEnv) and parallel.possible_agents == made.possible_agents
 
 
 @pytest.mark.parametrize("game,n", GAME_COUNTS)
