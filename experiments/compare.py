@@ -49,7 +49,7 @@ from experiments.tournament import (
     finish_run,
     summarize,
 )
-from experiments.tournament.vector import path_name as engine_path
+from experiments.tournament.vector import choose_tables, path_name as engine_path
 
 # Deals per table per game: about 200 s of play on 2 quiet cores, 51,600 games (measured 0.23, 0.06, 0.19 and
 # 0.56 CPU-seconds per deal over the six ppo/heuristic/random tables, in the order below).
@@ -130,8 +130,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not plan:
         print("nothing to compare", file=sys.stderr)
         return 2
-    for g, n, found, _, _ in plan:
+    for g, n, found, tables, _ in plan:
         check_backend(p, args, found, g, n)
+        try:
+            choose_tables(g, tables, n, args.engine, args.move_timeout)
+        except ValueError as e:
+            p.error(f"{g} {n}p: {e}")
     folder = cli.claim_out(args.out, p, prefix="", link_latest=True)  # last: nothing after it refuses
     command = cli.command_line("python -m experiments.compare", argv)
     metadata = cli.run_metadata(command, args.seed, deals={f"{g}_{n}p": d for g, n, _, _, d in plan})

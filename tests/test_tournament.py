@@ -232,7 +232,124 @@ def test_deadline_keeps_whole_deals_equal_to_a_shorter_run():
     import time
 
     tables = make_tables([H, R], 2, "one-vs-rest")
-    cut = T.play("neu", tables, 2, range(40), seed=2, progress=False, deadline=time.perf_counter())
+    cut = T.play("neu", tables, 2, range(40), seed=2, progress=False, deadline=time.perf_counter(), engine="aec")
     deals = sorted({r["deal"] for r in cut})
     assert 1 <= len(deals) < 40 and deals == list(range(len(deals)))
-    assert cut == T.play("neu", tables, 2, range(len(deals)), seed=2, progress=False)
+    assert cut == T.play("neu", tables, 2, range(len(deals)), seed=2, progress=False)  # on the batched engine
+
+
+# -- the batched engine ---------------------------------------------------------------
+class LastLegal:
+    """A user agent with both protocols: the last legal action, one game or many."""
+
+    def act(self, observation):
+        return int(np.flatnonzero(observation["action_mask"])[-1])
+
+    def act_batch(self, obs, mask, seat):
+        return mask.shape[1] - 1 - np.argmax(mask[:, ::-1], axis=1)
+
+
+class SometimesIllegal(LastLegal):
+    """Now and then (on a hash of what it sees) plays a masked-out action."""
+
+    @staticmethod
+    def _bad(observation_row, mask_row):
+        return int(float(observation_row.sum()) * 1000) % 23 == 0 and not mask_row.all()
+
+    def act(self, observation):
+        o, m = observation["observation"], observation["action_mask"]
+        return int(np.flatnonzero(m == 0)[0]) if self._bad(o, m) else super().act(observation)
+
+    def act_batch(self, obs, mask, seat):
+        out = super().act_batch(obs, mask, seat)
+        for t in range(len(out)):
+            if self._bad(obs[t], mask[t]):
+                out[t] = int(np.flatnonzero(mask[t] == 0)[0])
+        return out
+
+
+def test_vector_env_reset_with_seeds_deals_the_aec_games():
+    import envs
+    from envs.vector import KERNELS, VectorEnv
+
+    rng = np.random.default_rng(0)
+    for game in KERNELS:
+        seeds = np.array([T.deal_seed(3, d) for d in range(3)], np.int64)
+        venv = VectorEnv(game, 3, 3, seed=99)
+        obs, mask, seat = venv.reset(seeds=seeds)
+        aec = [envs.make_raw(game, num_players=3) for _ in seeds]
+        for e, s in zip(aec, seeds):
+            e.reset(seed=int(s))
+        live = [True] * 3
+        for _ in range(5000):
+            actions = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+            for i, e in enumerate(aec):
+                if live[i]:
+                    o = e.observe(e.agent_selection)
+                    assert np.array_equal(o["observation"], obs[i]) and np.array_equal(o["action_mask"], mask[i]), (game, i)
+                    e.step(int(actions[i]))
+            obs, mask, seat, rewards, done = venv.step(actions)
+            for i, e in enumerate(aec):
+                if live[i] and done[i]:
+                    info = e.infos[e.possible_agents[0]]
+                    assert list(venv.final_scores[i]) == list(info["final_scores"]), game
+                    live[i] = False
+            if not any(live):
+                break
+        assert not any(live)
+    with pytest.raises(ValueError, match=r"seeds must be an integer array of shape \(3,\)"):
+        venv.reset(seeds=[1, 2])
+
+
+@pytest.mark.parametrize("game", ["neu", "deadfall", "not_for_me", "not_your_mas_jong"])
+def test_the_same_tournament_on_both_engines_gives_identical_records(game, tmp_path):
+    common = dict(num_players=4, deals=3, seed=7, progress=False, mode="one-vs-rest")
+    agents = ["heuristic", "random", AgentSpec("last", LastLegal)]
+    aec = T.run_tournament(game, agents, engine="aec", save_replays=tmp_path / "aec", **common)
+    vec = T.run_tournament(game, agents, engine="auto", save_replays=tmp_path / "vec", **common)
+    assert (aec["engine"], vec["engine"]) == ("aec", "vector")
+    assert vec["records"] == aec["records"] and len(vec["records"]) == 6 * 3 * 4
+    for key in ("overall", "pairwise", "forfeits", "tables"):
+        assert vec[key] == aec[key], key
+    names = sorted(p.name for p in (tmp_path / "aec").iterdir())
+    assert names and names == sorted(p.name for p in (tmp_path / "vec").iterdir())
+    assert all((tmp_path / "aec" / n).read_text() == (tmp_path / "vec" / n).read_text() for n in names)
+
+
+def test_forfeits_and_workers_on_the_batched_engine():
+    args = ("neu", [AgentSpec("odd", SometimesIllegal), "random"], 3)
+    kw = dict(deals=4, seed=2, progress=False, on_error="forfeit")
+    aec = T.run_tournament(*args, engine="aec", **kw)
+    vec = T.run_tournament(*args, engine="vector", workers=2, **kw)
+    assert 0 < aec["forfeits"]["odd"] < aec["games_played"]
+    assert vec["records"] == aec["records"]
+    with pytest.raises(T.AgentError, match=r"agent 'odd' \(seat \d, deal \d, rotation \d, move \d+\) returned action \d+, which the action mask"):
+        T.run_tournament(*args, engine="vector", deals=4, seed=2, progress=False)
+
+
+def test_engine_vector_needs_batched_agents_and_auto_falls_back():
+    class OneAtATime:
+        def act(self, observation):
+            return int(np.flatnonzero(observation["action_mask"])[0])
+
+    with pytest.raises(ValueError, match="engine 'vector': agent 'OneAtATime' has no act_batch"):
+        T.run_tournament("neu", [OneAtATime, "random"], 2, deals=1, progress=False, engine="vector")
+    res = T.run_tournament("neu", [OneAtATime, "random"], 2, deals=1, progress=False)
+    assert res["engine"] == "aec"
+    mixed = T.run_tournament("neu", [OneAtATime, "random", "heuristic"], 2, deals=1, progress=False)
+    assert mixed["engine"] == "vector+aec"
+    assert "played on: aec" in T.markdown([res]) and "played on: vector+aec" in T.markdown([mixed])
+    timed = T.run_tournament("neu", ["heuristic", "random"], 2, deals=1, progress=False, move_timeout=5)
+    assert timed["engine"] == "aec", "timed moves are single moves"
+
+
+def test_cli_engine_flag(capsys, tmp_path):
+    line = cli_error_line(T.main, ["--engine", "vector", "--agents", f"{__file__}:OneMove,random", "--deals", "1"], capsys)
+    assert "engine 'vector': agent 'OneMove' has no act_batch" in line
+    assert T.main(["--engine", "aec", "--players", "2", "--deals", "1", "--quiet", "--no-plots", "--out", str(tmp_path / "o")]) == 0
+    assert "played on: aec" in (tmp_path / "o" / "results.md").read_text()
+
+
+class OneMove:
+    def act(self, observation):
+        return int(np.flatnonzero(observation["action_mask"])[0])

@@ -123,10 +123,26 @@ class VectorEnv:
         return obs, self._mask.copy(), seat
 
     # -- API ----------------------------------------------------------------------
-    def reset(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Start every table's first game again (the same games as after construction)."""
+    def reset(self, seeds: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Start every table's first game again (the same games as after construction).
+
+        ``seeds`` (optional, integers ``[N]`` from 0 to 2**63 - 1): table ``i``'s
+        game is then the game of the AEC env's ``reset(seed=seeds[i])`` instead,
+        as a tournament needs for its deals; the games after it follow
+        `table_seed` as usual.
+        """
         self._games[:] = 0
-        self._start(self._rows)
+        if seeds is None:
+            self._start(self._rows)
+        else:
+            s = np.asarray(seeds)
+            if s.shape != (self.num_envs,) or not np.issubdtype(s.dtype, np.integer):
+                raise ValueError(f"seeds must be an integer array of shape ({self.num_envs},), got {s.dtype} {s.shape}")
+            if s.size and (int(s.min()) < 0 or int(s.max()) > 2**63 - 1):
+                raise ValueError("seeds must be from 0 to 2**63 - 1")
+            R.seed_rows(self._st.rng, self._rows, s.astype(np.int64))
+            self._games[:] = 1
+            self._k.reset_rows(self._st, self._rows)
         self._has_reset = True
         return self._views()
 

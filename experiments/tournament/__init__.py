@@ -47,13 +47,25 @@ which makes a game's result independent of the process that plays it:
 ``--plain`` plays the same number of games with an independent deal per game
 (the usual design), for measuring what duplicate deals buy.
 
+## Engines
+``--engine auto`` (the default) plays a table on the batched engine
+(`envs.vector_env`, thousands of games per call) when every agent at it has
+``act_batch`` (the batched protocol of `agents.base`: random, the heuristics
+and PPO have it) and no ``--move-timeout`` is set, and one AEC env per game
+otherwise; ``--engine vector`` insists on the batched engine, ``--engine aec``
+never uses it. Both paths play the same games: every game's records (scores,
+ranks, rewards, forfeits, replays) are identical, so the statistics are too.
+The report says which path ran (``engine`` in results.json, "played on" in
+results.md).
+
 ## Statistics
 The unit of the statistics is a deal at one table: for each agent, its mean
 over all its seats in all rotations of that deal. Reported per agent, pooled
 over tables (each deal of each table counts once) and per table:
 
 * ``score`` — the game's own currency (``infos["final_scores"]``);
-* ``reward`` — the sum of the env's rewards over the game;
+* ``reward`` — the sum of the env's rewards over the game (each at float32,
+  the batched engine's precision, so that both engines sum the same numbers);
 * ``win`` — first place, ties shared (two players ranked 1 get 1/2 each);
 * ``rank`` — final rank (1 = best, ``infos["final_ranks"]``);
 
@@ -73,6 +85,10 @@ confidence interval (k > 1: duplicate deals help; k < 1: they cost precision).
 OpenSkill (Plackett–Luce) ratings are fitted over every game, in a fixed
 order, when the tournament has more than two agents: each game ranks the
 distinct agents at the table by their mean rank there.
+
+The parts: `seating` (agents, tables, seeds, the check of the settings),
+`match` (one game), `runner` (many: worker processes, Ray), `vector` (the
+batched engine), `stats`, `ratings`, `reports` and `command` (the CLI).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import sys
 from typing import Sequence
 
 from experiments.cli import ArgumentParser
-from experiments.tournament import seating
+from experiments.tournament import seating, vector
 from experiments.tournament.match import AgentError
 from experiments.tournament.reports import markdown, write_reports
 from experiments.tournament.runner import run_tournament
@@ -128,9 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     specs = parse_agents(args.agents, p)
     try:
         n = seating.check_game(args.game, args.players)
-        seating.check_agents((s for t in seating.make_tables(specs, n, args.mode) for s in t), args.game, n)
+        tables = seating.make_tables(specs, n, args.mode)
+        seating.check_agents((s for t in tables for s in t), args.game, n)
         seating.check_settings(seed=args.seed, workers=args.workers, move_timeout=args.move_timeout, backend=args.backend,
                                engine=args.engine, deals=args.deals)
+        vector.choose_tables(args.game, tables, n, args.engine, args.move_timeout)
     except ValueError as e:
         p.error(str(e))
     check_backend(p, args, specs, args.game, n)

@@ -57,11 +57,20 @@ def _exit_refused(code: int = 0):
     raise AgentExit(f"called os._exit({code})")
 
 
+class _ExitRefused:
+    """While an agent moves, ``os._exit`` raises `AgentExit`: an agent that ends the process would take the run with it."""
+
+    def __enter__(self):
+        self.real = os._exit
+        os._exit = _exit_refused
+
+    def __exit__(self, *exc):
+        os._exit = self.real
+
+
 def act(agent, obs: dict, move_timeout: float | None):
     """The agent's move; MoveTimeout after `move_timeout` seconds, AgentExit for os._exit."""
-    real_exit = os._exit
-    os._exit = _exit_refused  # an agent that ends the process would take the whole run with it
-    try:
+    with _ExitRefused():
         if not move_timeout:
             return agent.act(obs)
         import signal
@@ -77,8 +86,12 @@ def act(agent, obs: dict, move_timeout: float | None):
         if clock.expired:  # the agent caught the alarm and went on
             raise MoveTimeout
         return action
-    finally:
-        os._exit = real_exit
+
+
+def act_batch(agent, obs, mask, seat):
+    """The agent's moves for a batch of rows (the batched protocol), AgentExit for os._exit."""
+    with _ExitRefused():
+        return agent.act_batch(obs, mask, seat)
 
 
 def check_action(action: Any, mask: np.ndarray) -> str | None:
@@ -147,8 +160,9 @@ def play_game(env, agents: Sequence[Any], seed: int, labels: Sequence[str] | Non
             action = int(action)
         env.step(action)
         # The adapter clears rewards at the next step, so summing after every step counts each once.
+        # Each at float32, the batched engine's precision, so that both paths sum the same numbers.
         for a, r in env.rewards.items():
-            rewards[seat[a]] += r
+            rewards[seat[a]] += float(np.float32(r))
         if final is None:
             final = next((info for info in env.infos.values() if any(info["final_ranks"])), None)
     if final is None:

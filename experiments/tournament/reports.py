@@ -21,6 +21,12 @@ def _fmt(s: dict, digits: int = 2) -> str:
     return f"{s['mean']:.{digits}f} ± {s['half_width']:.{digits}f}"
 
 
+ENGINE_WORDS = {
+    "vector": "the batched engine",
+    "aec": "one env per game",
+    "vector+aec": "the batched engine where every agent at a table acts in batches, one env per game elsewhere",
+}
+
 COLUMN_NOTES = """\
 What the columns mean:
 
@@ -73,6 +79,10 @@ def markdown(results: Sequence[dict], notes: bool = True) -> str:
                 f"{'–' if k is None or math.isnan(k) else '∞' if math.isinf(k) else f'×{k:.2f}'} | {d['n']} |"
             )
     lines.append("")
+    engines = [f"{res['game']} {res['num_players']}p played on: {res['engine']} ({ENGINE_WORDS[res['engine']]})"
+               for res in results if res.get("engine") in ENGINE_WORDS]
+    if engines:
+        lines += ["; ".join(engines), ""]
     if notes:
         lines.append(COLUMN_NOTES)
     return "\n".join(lines).rstrip("\n") + "\n"

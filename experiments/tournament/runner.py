@@ -256,7 +256,7 @@ def play(
         workers = cluster_cpus(connect(ray_address))  # batch sizes only; the records do not depend on them
     n_tasks = total * len(tables) if total is not None else 50 * workers * 8
     chunk = max(1, min(50, n_tasks // (max(workers, 1) * 8) or 1))
-    vector_chunk = max(1, min(vector.ROWS_PER_BATCH // num_players, n_tasks // max(workers, 1) or 1))
+    vector_chunk = max(1, vector.ROWS_PER_BATCH // num_players)  # fixed, so that batches do not depend on workers
     method = start_method() if workers > 1 and backend == "local" else None
     make_job = functools.partial(Job, game, num_players, opts, seed, duplicate, on_error=on_error, move_timeout=move_timeout,
                                  record_moves=save_replays is not None, vector_tables=vector_tables)

@@ -111,6 +111,11 @@ def agent_seed(seed: int, deal: int, table: int, rotation: int, seat: int) -> in
     return _seed(seed, deal, table, rotation, seat, 2)
 
 
+def batch_seed(seed: int, first_deal: int, table: int) -> int:
+    """The seed of a batched agent without per-row streams, for a batch that starts at `first_deal`."""
+    return _seed(seed, first_deal, table, 3)
+
+
 # -- the one check of a tournament's settings ----------------------------------
 def check_game(game: str, num_players: int | None) -> int:
     """The player count to use; ValueError names the valid games or counts."""

@@ -45,7 +45,12 @@ def _per_game(rec: dict) -> dict[str, dict[str, float]]:
         d["reward"].append(rec["rewards"][s])
         d["win"].append(wins[s])
         d["rank"].append(rec["ranks"][s])
-    return {name: {k: float(np.mean(v)) for k, v in d.items()} for name, d in out.items()}
+    return {name: {k: _mean(v) for k, v in d.items()} for name, d in out.items()}
+
+
+def _mean(v: Sequence[float]) -> float:
+    # Plain Python: these lists hold a few numbers, and np.mean costs more than the sum (a tournament has ~10^5 of them).
+    return float(sum(v)) / len(v)
 
 
 def deal_groups(records: Sequence[dict]) -> dict[tuple[int, int], list[dict]]:
@@ -71,7 +76,7 @@ def agent_stats(records: Sequence[dict]) -> dict[str, dict]:
         for name, d in acc.items():
             u = per_unit.setdefault(name, {k: [] for k in STATS})
             for k in STATS:
-                u[k].append(float(np.mean(d[k])))
+                u[k].append(_mean(d[k]))
     return {name: {**{k: mean_ci(u[k]) for k in STATS}, "games": games[name]} for name, u in per_unit.items()}
 
 
@@ -103,7 +108,7 @@ def pairwise(records: Sequence[dict], names: Sequence[str]) -> dict:
                     ri, rj = rec["ranks"][i], rec["ranks"][j]
                     ahead.setdefault((a, b), []).append(1.0 if ri < rj else 0.5 if ri == rj else 0.0)
         for k, v in acc.items():
-            diff_unit.setdefault(k, []).append(float(np.mean(v)))
+            diff_unit.setdefault(k, []).append(_mean(v))
     out = {}
     for (a, b), units in diff_unit.items():
         per_game = np.asarray(diff_game[(a, b)])

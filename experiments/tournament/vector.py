@@ -1,13 +1,192 @@
-"""Tables on the batched engine (placeholder while the split lands)."""
+"""Tables on the batched engine: every game of a batch of deals stepped together, agents called once per batch.
+
+A table plays here when every agent at it has ``act_batch`` (the batched
+protocol of `agents.base`) and its game has a batched engine. Each batch row is
+one game, a (deal, rotation) of the table; row ``i`` starts from the deal's
+seed (`envs.vector.VectorEnv.reset` with explicit seeds), so it deals the
+cards the AEC env deals for that seed. Before the batch starts, every agent
+gets ``seed_rows`` with the seeds its one-game copy would get in each seat
+(`seating.agent_seed`) and ``reset_rows``; so an agent that follows the
+protocol makes, in every row, the move its one-game copy makes on the AEC
+path, and the records are the same on both paths, forfeits included.
+
+Rows whose game has ended keep moving (the engine starts a new game there at
+once) with their first legal action until the batch's last game ends; their
+moves are never shown to an agent, and nothing of those games is kept.
+
+What the batched path does not do: time moves (`--move-timeout` plays on the
+AEC path, since one call decides many games) and keep an agent's copy per
+seat (one object per agent serves every row and seat, which is what
+``act_batch`` is for).
+"""
 
 from __future__ import annotations
 
-ROWS_PER_BATCH = 2048
+from typing import Any, Sequence
+
+import numpy as np
+
+from experiments.tournament import match, seating
+from experiments.tournament.seating import AgentSpec, agent_seed, deal_seed, seat_lineup
+
+ROWS_PER_BATCH = 2048  # games stepped together: per-call costs vanish, and a long run still splits over workers
 
 
-def choose_tables(game, tables, num_players, engine, move_timeout=None, record_moves=False) -> frozenset:
-    return frozenset()
+def has_engine(game: str) -> bool:
+    from envs.vector import KERNELS
+
+    return game in KERNELS
 
 
-def path_name(game, tables, num_players, engine, move_timeout=None, record_moves=False) -> str:
-    return "aec"
+def batch_agent(spec: AgentSpec, game: str, num_players: int):
+    """The one agent object that plays every row of a batch for `spec` in this process."""
+    from experiments.tournament.runner import cached_agent
+
+    return cached_agent(spec, game, num_players, seat=-1)
+
+
+def choose_tables(game: str, tables: Sequence[Sequence[AgentSpec]], num_players: int, engine: str,
+                  move_timeout: float | None = None, record_moves: bool = False) -> frozenset:
+    """The tables (indices) to play on the batched engine; ValueError when ``engine="vector"`` cannot be honoured."""
+    if engine == "aec":
+        return frozenset()
+    from agents.base import can_act_batch
+
+    why = None
+    if not has_engine(game):
+        why = f"{game} has no batched engine"
+    elif move_timeout is not None:
+        why = "--move-timeout times single moves, which the batched engine does not make"
+    chosen = set()
+    for t, table in enumerate(tables):
+        missing = [s.name for s in seating.distinct(table) if why is None and not can_act_batch(batch_agent(s, game, num_players))]
+        if why is None and not missing:
+            chosen.add(t)
+        elif engine == "vector":
+            raise ValueError(f"engine 'vector': {why or 'agent ' + repr(missing[0]) + ' has no act_batch'}; use engine 'auto' or 'aec'")
+    return frozenset(chosen)
+
+
+def path_name(game: str, tables: Sequence[Sequence[AgentSpec]], num_players: int, engine: str,
+              move_timeout: float | None = None, record_moves: bool = False) -> str:
+    """Which path plays the tables, for the report: "vector", "aec", or "vector+aec" when they are mixed."""
+    chosen = choose_tables(game, tables, num_players, engine, move_timeout, record_moves)
+    if not chosen:
+        return "aec"
+    return "vector" if len(chosen) == len(tables) else "vector+aec"
+
+
+def play_tasks(job, tables: Sequence[Sequence[AgentSpec]], tasks: Sequence[tuple[int, int]]) -> list[dict]:
+    """Every rotation of every (table, deal) in `tasks` on the batched engine; records as `runner.play_job` makes them."""
+    out: list[dict] = []
+    by_table: dict[int, list[int]] = {}
+    for t, deal in tasks:
+        by_table.setdefault(t, []).append(deal)
+    for t, deals in by_table.items():
+        out += _play_table(job, t, tables[t], deals)
+    return out
+
+
+def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -> list[dict]:
+    import envs
+
+    n = job.num_players
+    specs = seating.distinct(table)
+    games = [(deal, r) for deal in deals for r in range(n)]
+    N = len(games)
+    seeds = np.array([deal_seed(job.seed, deal, r, job.duplicate) for deal, r in games], np.int64)
+    # who: the index in `specs` of the agent in each row's seats
+    lineups = [seat_lineup(table, r) for _, r in games]
+    who = np.array([[specs.index(s) for s in lineup] for lineup in lineups], np.int64)
+    labels = [[s.name for s in lineup] for lineup in lineups]
+    rows = np.arange(N, dtype=np.int64)
+    agents = [batch_agent(s, job.game, n) for s in specs]
+    seat_seeds = None
+    for a in agents:
+        if callable(getattr(a, "seed_rows", None)):
+            if seat_seeds is None:
+                seat_seeds = np.array([[agent_seed(job.seed, deal, t, r, s) for s in range(n)] for deal, r in games], np.int64)
+            a.seed_rows(rows, seat_seeds)
+        elif callable(getattr(a, "seed", None)):
+            # One stream for the whole batch: the same games as long as the batches are (their size is fixed).
+            a.seed(seating.batch_seed(job.seed, deals[0], t))
+        if callable(getattr(a, "reset_rows", None)):
+            a.reset_rows(rows)
+
+    venv = envs.vector_env(job.game, N, n, **dict(job.rule_options))
+    obs, mask, seat = venv.reset(seeds=seeds)
+    live = np.ones(N, bool)
+    moves_made = np.zeros(N, np.int64)
+    rewards = np.zeros((N, n), np.float64)
+    results: list[dict | None] = [None] * N
+    moves: list[list] = [[] for _ in range(N)] if job.record_moves else []
+    while live.any():
+        if int(moves_made.max()) >= match.MAX_STEPS:
+            raise RuntimeError(f"a game of table {t} did not end in {match.MAX_STEPS} steps")
+        actions = mask.argmax(axis=1).astype(np.int64)  # rows whose game has ended: any legal move
+        mover = who[rows, seat]
+        for k, agent in enumerate(agents):
+            sel = np.flatnonzero(live & (mover == k))
+            if sel.size == 0:
+                continue
+            # Every row, always: an agent's streams are per batch row (`agents.base`); the moves of
+            # rows where it does not sit at the seat to act are dropped.
+            chosen, problem = _decide(agent, obs, mask, seat)
+            chosen = chosen[sel]
+            problems = None if problem is None else [problem] * sel.size
+            bad = _illegal(chosen, mask[sel]) if problems is None else np.ones(sel.size, bool)
+            good = sel[~bad]
+            actions[good] = chosen[~bad]
+            if job.record_moves:
+                for row in good.tolist():
+                    moves[row].append((int(seat[row]), int(actions[row])))
+            for j in np.flatnonzero(bad).tolist():
+                row = int(sel[j])
+                problem = problems[j] if problems is not None else match.check_action(chosen[j], mask[row])
+                deal, r = games[row]
+                s = int(seat[row])
+                msg = f"agent {labels[row][s]!r} (seat {s}, deal {deal}, rotation {r}, move {int(moves_made[row])}) {problem}"
+                if job.on_error != "forfeit":
+                    raise match.AgentError(msg)
+                results[row] = match.forfeit_record(n, s, msg)
+                live[row] = False
+        moves_made[live] += 1
+        obs, mask, seat, step_rewards, done = venv.step(actions)
+        # Summed as the AEC path sums them: each step's reward at the engine's float32 precision, in float64.
+        rewards[live] += step_rewards[live]
+        for row in np.flatnonzero(done & live).tolist():
+            results[row] = match.result_record(venv.final_scores[row], venv.final_ranks[row], rewards[row])
+            live[row] = False
+    out = []
+    for row, (deal, r) in enumerate(games):
+        g = results[row]
+        if job.record_moves:
+            g["moves"] = moves[row]
+        from experiments.tournament.runner import game_record
+
+        out.append(game_record(t, deal, r, int(seeds[row]), labels[row], g))
+    return out
+
+
+def _decide(agent: Any, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> tuple[np.ndarray, str | None]:
+    """An agent's moves for every row (on copies, so that no agent edits what the next one sees), and
+    None; or, when the call fails, what went wrong (every game the agent was to move in fails with it)."""
+    try:
+        a = np.asarray(match.act_batch(agent, obs.copy(), mask.copy(), seat.copy()))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:
+        return np.zeros(len(seat), np.int64), "in act_batch " + match.failure(e, None)
+    if a.shape != seat.shape:
+        return np.zeros(len(seat), np.int64), f"returned act_batch actions of shape {a.shape} for {len(seat)} rows"
+    return a, None
+
+
+def _illegal(chosen: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Rows whose action is not an integer the env's mask allows."""
+    if chosen.dtype == np.bool_ or not np.issubdtype(chosen.dtype, np.integer):
+        return np.ones(len(chosen), bool)
+    inside = (chosen >= 0) & (chosen < mask.shape[1])
+    bad = ~inside
+    bad[inside] = mask[np.flatnonzero(inside), chosen[inside]] == 0
+    return bad
