@@ -126,11 +126,12 @@ class PPOAgent(Agent):
             for s, seed in enumerate(row_seeds):
                 self._row_rngs[(row, s)] = np.random.default_rng(seed)
 
-    def act_batch(self, obs, mask, seat) -> np.ndarray:
+    def act_batch(self, obs, mask, seat, rows=None) -> np.ndarray:
         """Moves for N decisions at once (agents/base.py's protocol): obs [N, obs_size], mask
-        [N, num_actions], seat [N]. One forward pass, and `act`'s choice for every row: greedy, or
-        sampled with the agent's generator serving the rows in order (or each row's own, after
-        `seed_rows`). The policy reads only its own view, so the seat changes only whose stream draws."""
+        [N, num_actions], seat [N], and `rows` [N], the batch rows they are (default 0..N-1). One
+        forward pass, and `act`'s choice for every row: greedy, or sampled with the agent's
+        generator serving the rows in order (or, after `seed_rows`, each row and seat's own). The
+        policy reads only its own view, so the seat changes only whose stream draws."""
         if self.net is None:
             raise RuntimeError("PPOAgent has no weights: build it with PPOAgent.load(path) or PPOAgent.for_game(...)")
         obs, mask, seat = batch_arrays(obs, mask, seat, self._obs_size, self.net.actor[-1].out_features)
@@ -144,7 +145,7 @@ class PPOAgent(Agent):
         try:
             for t in range(len(obs)):
                 if self._row_rngs is not None:
-                    self.rng = self._row_rngs[(t, int(seat[t]))]
+                    self.rng = self._row_rngs[(t if rows is None else int(rows[t]), int(seat[t]))]
                 out[t] = self._choose(logits[t], np.flatnonzero(legal[t]))
         finally:
             self.rng = keep

@@ -196,20 +196,26 @@ def weights(net):
     return {k: v.clone() for k, v in net.state_dict().items()}
 
 
-def test_same_seed_same_weights(tmp_path, capsys):
-    a = weights(train(tiny(tmp_path, run_name="a", steps=700)))
+@pytest.mark.parametrize("engine", ["aec", "auto"])
+def test_same_seed_same_weights(tmp_path, capsys, engine):
+    a = weights(train(tiny(tmp_path, run_name="a", steps=700, engine=engine)))
     printed = capsys.readouterr().out.splitlines()
-    b = weights(train(tiny(tmp_path, run_name="b", steps=700)))
-    c = weights(train(tiny(tmp_path, run_name="c", seed=4, steps=700)))
+    b = weights(train(tiny(tmp_path, run_name="b", steps=700, engine=engine)))
+    c = weights(train(tiny(tmp_path, run_name="c", seed=4, steps=700, engine=engine)))
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert not all(torch.equal(a[k], c[k]) for k in a)
     rows = (tmp_path / "a" / "progress.csv").read_text().splitlines()
-    assert len(rows) == 3 and "winrate_vs_heuristic" in rows[0] and "steps_per_second" in rows[0]
-    # The run says where it writes, how --steps was rounded and what the progress labels mean.
+    assert len(rows) >= 2 and "winrate_vs_heuristic" in rows[0] and "steps_per_second" in rows[0]
+    # The run says where it plays, where it writes, how --steps was rounded and what the progress labels mean.
     folder = str(tmp_path / "a")
     assert printed[0] == f"train.ppo: neu, 3 players, run folder {folder}"
-    assert printed[1] == "  rollouts: AEC tables, 2 per worker, in this process"
-    assert "--steps 700 is 2 update(s) of --rollout-steps 300 = 600 env steps (rounded down to whole rollouts" in printed[2]
+    if engine == "aec":
+        assert len(rows) == 3
+        assert printed[1] == "  rollouts: AEC tables, 2 per worker, in this process"
+        assert "--steps 700 is 2 update(s) of --rollout-steps 300 = 600 env steps (rounded down to whole rollouts" in printed[2]
+    else:
+        assert printed[1] == "  rollouts: the batched engine (envs.vector_env), 2 tables in this process"
+        assert "--steps 700: each update plays whole games on every table" in printed[2]
     assert "progress.csv" in printed[3] and "checkpoint.pt" in printed[3]
     tensorboard = f"tensorboard --logdir {folder}" in printed[3]
     assert tensorboard or "TensorBoard: skipped, the tensorboard package is not installed (pip install tensorboard)" in printed[3]
@@ -220,7 +226,7 @@ def test_same_seed_same_weights(tmp_path, capsys):
 
 def test_global_critic_resume_and_export(tmp_path):
     export = tmp_path / "neu_3p.pt"
-    args = tiny(tmp_path, run_name="g", critic="global", steps=300, export=str(export))
+    args = tiny(tmp_path, run_name="g", critic="global", steps=300, export=str(export), engine="aec")
     train(args)
     resumed = train(dataclasses.replace(args, steps=600, resume=True))  # one more update from the checkpoint
     lines = (tmp_path / "g" / "progress.csv").read_text().splitlines()
@@ -234,7 +240,7 @@ def test_global_critic_resume_and_export(tmp_path):
 
 
 def test_worker_processes(tmp_path):
-    net = train(tiny(tmp_path, run_name="w", workers=2, steps=300))
+    net = train(tiny(tmp_path, run_name="w", workers=2, steps=300, engine="aec"))
     assert all(torch.isfinite(v).all() for v in net.state_dict().values())
 
 
@@ -508,7 +514,7 @@ def test_help_shows_defaults_rounding_and_progress_labels():
     assert "(default: 2000000)" in text and "(default: 0.995)" in text
     for label in ("sps =", "ret =", "vs_h =", "pool ="):
         assert label in text
-    assert len([f for f in dataclasses.fields(Args)]) <= 25
+    assert len([f for f in dataclasses.fields(Args)]) <= 26
     assert "--imitation-steps" not in text and "--imitation-steps" in ppo.build_parser(ppo_warmstart.Args).format_help()
 
 
@@ -555,7 +561,7 @@ def test_a_lock_keeps_a_second_trainer_out_and_a_stale_one_is_taken_over(tmp_pat
 
 
 def test_resume_cuts_the_log_back_to_the_checkpoint_and_refuses_another_network(tmp_path):
-    args = tiny(tmp_path, steps=300)
+    args = tiny(tmp_path, steps=300, engine="aec")
     train(args)
     log = tmp_path / "run" / "progress.csv"
     rows = log.read_text().splitlines()
@@ -740,7 +746,7 @@ def test_shipped_commands_still_parse_to_the_recorded_arguments(path: Path):
     if "run_dir" in recorded:  # files trained before --out was the run folder's flag
         recorded["out"] = os.path.join(recorded.pop("run_dir"), recorded.pop("run_name"))
     assert {k: recorded.get(k, v) for k, v in args.items()} == args  # every argument the command sets, as recorded
-    added_since = {"features", "hint", "win_bonus", "overwrite", "kl_clone", "kl_clone_final", "rules"}
+    added_since = {"features", "hint", "win_bonus", "overwrite", "kl_clone", "kl_clone_final", "rules", "engine"}
     assert set(args) - set(recorded) <= added_since  # options added since, at their defaults
 
 

@@ -99,7 +99,7 @@ def test_parse_rules():
 
 def mj_run(tmp_path, name, **kw):
     base = dict(game="not_your_mas_jong", players=3, steps=800, rollout_steps=400, num_envs=2, workers=0, hidden=16,
-                seed=3, imitation_steps=600, imitation_epochs=2, out=str(tmp_path / name) if tmp_path else "")
+                seed=3, imitation_steps=600, imitation_epochs=2, engine="aec", out=str(tmp_path / name) if tmp_path else "")
     base.update(kw)
     return ppo_warmstart.Args(**base)
 

@@ -51,8 +51,10 @@ def aec_batch(rollout: Greedy, game: str, players: int, seeds: list[int], critic
     live tables decide once per loop, in table order, as `RolloutWorker.collect` does.
     `seating[t]` is table t's controllers (default: self-play); a ("snapshot", k) seat plays
     `greedy_snapshot` with `snapshots[k]`."""
+    from agents import make_agent
     from agents.network import critic_input
 
+    heuristic = make_agent("heuristic", game, players, seed=0)
     buf = Buffer()
     tables = [Table(envs.make_raw(game, num_players=players)) for _ in seeds]
     for i, (t, s) in enumerate(zip(tables, seeds)):
@@ -70,6 +72,8 @@ def aec_batch(rollout: Greedy, game: str, players: int, seeds: list[int], critic
                 a, logp, v = rollout.decide(obs[None], mask[None], crit[None], None)
                 k = buf.add(obs, mask, crit if critic == "global" else None, int(a[0]), float(logp[0]), float(v[0]))
                 t.decided(seat, k, buf)
+            elif t.controllers[seat] == "heuristic":
+                a = [heuristic.act(view)]
             else:
                 a = greedy_snapshot(snapshots[t.controllers[seat][1]], obs[None], mask[None], None)
             t.env.step(int(a[0]))
@@ -162,18 +166,23 @@ def test_ppo_plays_self_play_and_snapshot_tables_on_the_batched_engine(tmp_path,
     assert all(torch.equal(v, again.state_dict()[k]) for k, v in net.state_dict().items())
 
 
-def test_tables_without_scripted_opponents_take_the_batched_engine():
-    assert not uses_vector_env(config(parse_args([])))  # the default mix has the heuristic and random
-    assert uses_vector_env(config(parse_args(["--self-play", "1", "--vs-heuristic", "0", "--vs-random", "0"])))
-    assert uses_vector_env(config(parse_args(["--self-play", "0.4", "--vs-heuristic", "0", "--vs-random", "0"])))
-    assert uses_vector_env(config(parse_args(["--self-play", "0", "--vs-heuristic", "0", "--vs-random", "0"])))
-    assert not uses_vector_env(config(parse_args(["--self-play", "0.9", "--vs-heuristic", "0", "--vs-random", "0.1"])))
+def test_every_opponent_mix_takes_the_batched_engine_unless_the_policy_reads_more_than_its_view(tmp_path, capsys):
     from train import ppo_warmstart
+    from train.ppo import open_collector
 
-    hinted = ppo_warmstart.parse_args(["--self-play", "1", "--vs-heuristic", "0", "--vs-random", "0", "--hint"])
+    for argv in ([], ["--self-play", "1", "--vs-heuristic", "0", "--vs-random", "0"], ["--vs-heuristic", "1", "--self-play", "0", "--vs-random", "0"]):
+        assert uses_vector_env(config(parse_args(argv)))  # the default mix has the heuristic and random
+    hinted = ppo_warmstart.parse_args(["--hint"])
     assert not uses_vector_env(config(hinted, ppo_warmstart.variant(hinted)))
-    with pytest.raises(ValueError, match="snapshot tables"):
+    with pytest.raises(ValueError, match="plain observation only"):
         VectorRollout(config(hinted, ppo_warmstart.variant(hinted)))
+    with pytest.raises(SystemExit):
+        ppo_warmstart.parse_args(["--hint", "--engine", "vector"])
+    assert "--engine vector needs a policy that reads the plain observation" in capsys.readouterr().err
+    # --engine aec keeps the AEC tables, and the start-up line says which path plays
+    aec = parse_args(["--engine", "aec", "--workers", "0"])
+    collector, path = open_collector(aec, config(aec))
+    assert path == "AEC tables, 64 per worker, in this process" and not isinstance(collector, VectorRollout)
 
 
 @pytest.mark.parametrize("game,players", [("neu", 4), ("deadfall", 3), ("not_for_me", 4)])
@@ -238,3 +247,32 @@ def test_steps_mean_what_they_say_on_the_batched_engine(tmp_path, capsys):
     assert per_update.min() > 3 * args.rollout_steps  # whole games on every table
     assert steps[-1] <= args.steps < steps[-1] + per_update.max()  # no room for another update
     assert f"now {len(steps)} update(s) in all" in printed
+
+
+@pytest.mark.parametrize("game,players", [("neu", 4), ("deadfall", 3), ("not_for_me", 4), ("not_your_mas_jong", 4)])
+def test_heuristic_tables_are_the_aec_rollouts_with_the_readable_heuristic(game, players):
+    """The heuristic's seats act through its compiled act_batch; the same games through
+    train/rollout.py's Table with the readable heuristic's act() give the same batch."""
+    args = dataclasses.replace(self_play(game, players, num_envs=6), self_play=0.0, vs_heuristic=1.0)
+    rollout = Greedy(config(args))
+    batch = rollout.collect(policy(rollout), [policy(rollout, seed=1)], seed=(6, 1), num_steps=args.num_envs)
+    assert [t for t, _, _ in rollout.seating] == list(range(args.num_envs))
+    assert {k for _, _, k in rollout.seating} == {"heuristic"}
+    seating = []
+    for t, learner, _ in rollout.seating:
+        seating.append(["heuristic"] * players)
+        seating[-1][learner] = "learner"
+    ref = aec_batch(rollout, game, players, [rollout.table_seed + t for t in range(args.num_envs)], "plain", seating)
+    for key in ("obs", "masks", "actions", "dones", "next_index"):
+        assert np.array_equal(batch[key], ref[key]), key
+    np.testing.assert_allclose(batch["rewards"], ref["rewards"], rtol=1e-5, atol=1e-6)
+    assert set(batch["episodes"]) == {"heuristic"} and len(batch["episodes"]["heuristic"]) == args.num_envs
+
+
+def test_random_tables_play_legal_moves_and_are_reproducible():
+    args = dataclasses.replace(self_play("neu", 4, num_envs=8, rollout_steps=1500), self_play=0.2, vs_heuristic=0.3, vs_random=0.5)
+    rollout = VectorRollout(config(args))
+    a, b = (rollout.collect(policy(rollout), [policy(rollout, 1)], seed=(7, 1)) for _ in range(2))
+    assert all(np.array_equal(a[k], b[k]) for k in a if isinstance(a[k], np.ndarray))
+    assert {"random", "heuristic"} <= set(a["episodes"])
+    assert len(chains(a)) == sum(len(e) for e in a["episodes"].values())

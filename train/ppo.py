@@ -78,11 +78,12 @@ class Args:
     seed: int = field(default=0, metadata={"help": "seed for everything (runs are reproducible on CPU)"})
     critic: str = field(default="plain", metadata={"help": "plain: the value reads the observation; global: also env.state()", "choices": ("plain", "global")})
     # rollouts
+    engine: str = field(default="auto", metadata={"help": "where rollouts play: vector: the batched engine (envs.vector_env), every table in this process; aec: AEC envs in --workers processes; auto: vector unless the policy reads --features or --hint", "choices": ("auto", "vector", "aec")})
     workers: int = field(default=2, metadata={"help": "rollout processes (0: collect in this process)"})
     num_envs: int = field(default=64, metadata={"help": "tables played side by side in each worker"})
     rollout_steps: int = field(default=32_768, metadata={"help": f"env agent-steps per update, all workers together (at most {MAX_ROLLOUT:,})"})
     # opponents: each table is self-play (learner in every seat) or one learner seat vs one kind of opponent
-    self_play: float = field(default=0.3, metadata={"help": "share of tables where the learner holds every seat (with --vs-heuristic 0 --vs-random 0 all tables, self-play and snapshots, play on the batched engine envs.vector_env)"})
+    self_play: float = field(default=0.3, metadata={"help": "share of tables where the learner holds every seat"})
     vs_heuristic: float = field(default=0.3, metadata={"help": "share of tables vs the game's heuristic"})
     vs_random: float = field(default=0.1, metadata={"help": "share of tables vs random; the rest is vs past snapshots"})
     # PPO
@@ -114,12 +115,16 @@ FLOAT_BOUNDS = {"self_play": (0, 1, True), "vs_heuristic": (0, 1, True), "vs_ran
                 "max_grad_norm": (0, 1e6, False)}
 
 
-def check_args(args: Args, rules: dict | None = None) -> None:
-    """ValueError with a clear one-line message for arguments that cannot work (`rules`: the variant's)."""
+def check_args(args: Args, variant: "Variant | None" = None) -> None:
+    """ValueError with a clear one-line message for arguments that cannot work (with the variant's options)."""
+    variant = variant or Variant()
     if args.game not in envs.available_games():
         raise ValueError(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
     check_numbers(args, INT_BOUNDS, FLOAT_BOUNDS)
-    envs.info(args.game, args.players, **(rules or {}))  # ValueError names the valid player range or rule
+    envs.info(args.game, args.players, **variant.rules)  # ValueError names the valid player range or rule
+    if args.engine == "vector" and not uses_vector_env(RolloutConfig.of(args, variant, 1.0)):
+        raise ValueError("--engine vector needs a policy that reads the plain observation and a game with a "
+                         "batched engine (no --features, no --hint); use --engine aec or auto")
     if args.self_play + args.vs_heuristic + args.vs_random > 1 + 1e-9:
         raise ValueError("--self-play, --vs-heuristic and --vs-random are shares of the tables: they must sum to at most 1")
     if args.resume and args.overwrite:
@@ -246,7 +251,9 @@ def run_folder(args) -> str:
 
 def prepare(args, variant: Variant) -> RunFolder:
     """Every check before training, nothing written on a refusal (ValueError, one line)."""
-    check_args(args, variant.rules)
+    check_args(args, variant)
+    if args.engine == "vector" and getattr(args, "backend", "local") == "ray":
+        raise ValueError("--engine vector plays in this process: it cannot run on --backend ray (use --engine aec)")
     resume_must_match = {"game": args.game, "num_players": args.players, "critic": args.critic, "hidden": args.hidden,
                          **variant.reads()}
     return RunFolder.open(run_folder(args), args, resume_must_match)
@@ -259,7 +266,7 @@ def open_collector(args, config: RolloutConfig, worker_class: type = RolloutWork
         from train.ray_rollout import RayRolloutWorkers
 
         return RayRolloutWorkers(config, args.ray_address, worker_class), f"AEC tables on {args.workers} Ray actors"
-    if worker_class is RolloutWorker and uses_vector_env(config):  # no scripted opponents: every table on the batched engine
+    if worker_class is RolloutWorker and args.engine != "aec" and uses_vector_env(config):
         collector = VectorRollout(config)
         return collector, f"the batched engine (envs.vector_env), {collector.num_tables} tables in this process"
     where = f"{args.workers} worker process(es)" if args.workers else "this process"
@@ -275,17 +282,20 @@ class Plan:
     def __init__(self, args, batched: bool, done: int = 0, played: int = 0) -> None:
         self.steps, self.rollout_steps, self.batched = args.steps, args.rollout_steps, batched
         self.num_updates = max(1, args.steps // args.rollout_steps)
-        self.played = played
+        self.played, self.said = played, self.num_updates  # said: the count last stated (at start-up first)
         if batched and done:
             self.record(done, 0)
+        self.said = self.num_updates
 
     def record(self, update: int, env_steps: int) -> bool:
-        """Count an update's steps; True when the plan changed."""
+        """Count an update's steps; True when the plan moved by a tenth or more since it was last said."""
         self.played += env_steps
-        before = self.num_updates
         if self.batched and self.played:
             self.num_updates = max(1, update, self.steps * update // self.played)
-        return self.num_updates != before
+        if abs(self.num_updates - self.said) * 10 < self.said:
+            return False
+        self.said = self.num_updates
+        return True
 
     def __str__(self) -> str:
         if self.batched:

@@ -70,7 +70,7 @@ class Args(ppo.Args):
 
 
 def check_args(args: Args) -> None:
-    ppo.check_args(args, variant(args).rules)
+    ppo.check_args(args, variant(args))
     ppo.check_numbers(args, {"imitation_steps": (0, MAX_IMITATION_STEPS), "imitation_epochs": (1, 1000)}, {})
     if not (math.isfinite(args.win_bonus) and args.win_bonus >= 0):
         raise ValueError(f"--win-bonus must be a finite number, 0 or more, got {args.win_bonus}")

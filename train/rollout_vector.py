@@ -1,14 +1,16 @@
-"""Rollouts against learned opponents on the batched engine (`envs.vector_env`), all tables in one step.
+"""Rollouts on the batched engine (`envs.vector_env`), all tables in one step.
 
-`train/ppo.py` plays here instead of `train/rollout.py` when no table has a
-scripted opponent (`--vs-heuristic 0 --vs-random 0`) and the policy reads the
-plain observation (no hand-made features, no hint).
-Each game is then self-play (the learner holds every seat) or one learner seat
-against past snapshots of the network, drawn as `train/rollout.py` draws them
-(`draw_controllers`). Every step, the waiting decisions of all `N` tables go
-through the learner's network in one forward pass (and the snapshots' through
-theirs, one pass per snapshot), and the compiled engine moves all `N` tables
-at once, in this process.
+`train/ppo.py` plays here instead of `train/rollout.py` when the policy reads
+the plain observation (no hand-made features, no hint; `--engine auto`, the
+default, or `--engine vector`). Each game is self-play (the learner holds
+every seat) or one learner seat against one kind of opponent in the other
+seats, drawn as `train/rollout.py` draws them (`draw_controllers`): past
+snapshots of the network, the game's heuristic or random. Every step, the
+waiting decisions of all `N` tables go through the learner's network in one
+forward pass, the snapshots' through theirs (one pass per snapshot), the
+heuristic's and random's through their `act_batch` (compiled, the same moves
+as their `act`), and the compiled engine moves all `N` tables at once, in
+this process.
 
 The batch it returns is the one `train/rollout.py` returns, built the same way:
 
@@ -36,14 +38,16 @@ from agents.network import ActorCritic, critic_size
 from train.rollout import RolloutConfig, draw_controllers, load_policies, snapshot_moves
 
 SEED_RANGE = 2**40  # rollout seeds; table seeds add at most N * games to it
+HEURISTIC, RANDOM = -2, -3  # a table's opponent when it is scripted (snapshots are 0, 1, ...)
+SCRIPTED = {"heuristic": HEURISTIC, "random": RANDOM}
 
 
 def uses_vector_env(config: RolloutConfig) -> bool:
-    """Whether `train.ppo` collects on the batched engine: no scripted opponent, the plain observation."""
+    """Whether `train.ppo` can collect on the batched engine: the policy reads the plain observation
+    (hand-made features and the hint are computed one view at a time) and the game has a batched engine."""
     from envs.vector import KERNELS  # numba loads here, only when asked
 
-    return (config.vs_heuristic == 0 and config.vs_random == 0 and config.game in KERNELS
-            and not config.features and not config.hint)
+    return config.game in KERNELS and not config.features and not config.hint
 
 
 class GrowingColumns:
@@ -82,8 +86,8 @@ class VectorRollout:
 
     def __init__(self, config: RolloutConfig) -> None:
         if not uses_vector_env(config):
-            raise ValueError("the batched rollout plays self-play and snapshot tables (--vs-heuristic 0 --vs-random 0) "
-                             "with the plain observation only")
+            raise ValueError("the batched rollout plays policies that read the plain observation only "
+                             "(no --features, no --hint)")
         self.config = config
         self.game, self.n, self.critic = config.game, config.players, config.critic
         self.reward_scale = config.reward_scale
@@ -97,6 +101,10 @@ class VectorRollout:
         self.make_net = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, config.hidden)
         self.net = self.make_net()
         self.snapshots: list[ActorCritic] = []
+        from agents import make_agent
+
+        # The game's heuristic, compiled over the batch (agents/heuristic: the same moves as its act()).
+        self.heuristic = make_agent("heuristic", self.game, self.n, seed=0) if config.vs_heuristic else None
 
     @torch.no_grad()
     def decide(self, obs: np.ndarray, mask: np.ndarray, crit: np.ndarray, gen: torch.Generator):
@@ -123,6 +131,11 @@ class VectorRollout:
         N, n = self.num_tables, self.n
         self.table_seed = int(rng.integers(SEED_RANGE))  # table t's k-th game: the AEC seed table_seed + t + k * N
         venv = envs.vector_env(self.game, N, n, seed=self.table_seed, **self.rules)
+        if self.config.vs_random:  # one generator serves the random seats' rows in order
+            from agents import make_agent
+
+            random_agent = make_agent("random", self.game, n, seed=int(rng.integers(2**31)))
+        scripted = {HEURISTIC: self.heuristic, RANDOM: random_agent if self.config.vs_random else None}
         glob = self.critic == "global"
         buf = GrowingColumns({
             "obs": ((self.obs_size,), np.float32), "masks": ((self.num_actions,), bool),
@@ -132,18 +145,19 @@ class VectorRollout:
         })
         c = buf.cols
         # Who sits at each table in its current game: the learner's seat (-1: every seat, self-play)
-        # and the snapshot in the other seats.
+        # and the opponent in the other seats: snapshot k (k >= 0), HEURISTIC or RANDOM.
         learner_seat = np.full(N, -1, np.int64)
-        snapshot = np.full(N, -1, np.int64)
+        opponent = np.full(N, -1, np.int64)
         labels = [""] * N
-        self.seating = []  # (table, learner seat, snapshot) of each game, in the order they start
+        self.seating = []  # (table, learner seat, snapshot k or "heuristic"/"random") of each game, in the order they start
 
         def seat_players(t: int) -> None:
             controllers, labels[t] = draw_controllers(rng, self.config, len(pool))
             learner_seat[t] = -1 if labels[t] == "self" else controllers.index("learner")
-            # Every other seat holds the same snapshot ("snapshot", k).
-            snapshot[t] = -1 if labels[t] == "self" else controllers[(learner_seat[t] + 1) % n][1]
-            self.seating.append((t, int(learner_seat[t]), int(snapshot[t])))
+            # Every other seat holds the same opponent: ("snapshot", k), "heuristic" or "random".
+            other = None if labels[t] == "self" else controllers[(learner_seat[t] + 1) % n]
+            opponent[t] = -1 if other is None else other[1] if isinstance(other, tuple) else SCRIPTED[other]
+            self.seating.append((t, int(learner_seat[t]), other if isinstance(other, str) else int(opponent[t])))
 
         for t in range(N):
             seat_players(t)
@@ -162,11 +176,14 @@ class VectorRollout:
             live_rows = np.flatnonzero(live)
             ls = learner_seat[live_rows]
             mine = (ls < 0) | (ls == seat[live_rows])
-            if not mine.all():  # the snapshots' seats: one forward pass per snapshot
+            if not mine.all():  # the opponents' seats: one forward pass per snapshot, one act_batch per scripted kind
                 theirs = live_rows[~mine]
-                for k in np.unique(snapshot[theirs]).tolist():
-                    rows = theirs[snapshot[theirs] == k]
-                    actions[rows] = snapshot_moves(self.snapshots[k], obs[rows], mask_b[rows], gen).numpy()
+                for k in np.unique(opponent[theirs]).tolist():
+                    rows = theirs[opponent[theirs] == k]
+                    if k >= 0:
+                        actions[rows] = snapshot_moves(self.snapshots[k], obs[rows], mask_b[rows], gen).numpy()
+                    else:
+                        actions[rows] = scripted[k].act_batch(obs[rows], mask[rows], seat[rows])
             rows = live_rows[mine]  # the learner's decisions: transitions
             o, m, s = obs[rows], mask_b[rows], seat[rows]
             if glob:
