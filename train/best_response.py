@@ -42,6 +42,7 @@ seed ``g`` gets ``8 * (g mod 2**59) + s``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import time
@@ -206,6 +207,19 @@ class Target:
 
 
 # ---------------------------------------------------------------- playing
+def one_thread(fn: Callable) -> Callable:
+    """Run `fn` with torch on one thread (its forward passes are small; see `train`)."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            torch.set_num_threads(threads)
+    return wrapped
+
+
 @torch.no_grad()
 def greedy_moves(net: ActorCritic, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The learner's most probable legal move (how it plays in evaluations)."""
@@ -248,6 +262,7 @@ def play_deals(net: ActorCritic, target: Target, game: str, num_players: int, fi
     return scores.reshape(C, D, num_players), shares.reshape(C, D, num_players)
 
 
+@one_thread
 def duplicate_deals(net: ActorCritic, target: Target, game: str, num_players: int, first_seed: int, deals: int) -> dict:
     """The learner in each seat of each deal against the target, and the target alone on the same deals.
 
@@ -276,16 +291,9 @@ class BestResponseRollout:
         self.target = target
         self.deal_seeds: list[int] = []  # every training game's seed, for the tests of the held-out deals
 
-    def collect(self, net: ActorCritic, seed: tuple) -> dict:
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # forward passes over a few hundred rows: one thread is fastest
-        try:
-            return self._collect(net, seed)
-        finally:
-            torch.set_num_threads(threads)
-
+    @one_thread
     @torch.no_grad()
-    def _collect(self, net: ActorCritic, seed: tuple) -> dict:
+    def collect(self, net: ActorCritic, seed: tuple) -> dict:
         rng = np.random.default_rng([*seed, 0])
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
         N, n = self.rows, self.n
@@ -390,7 +398,9 @@ def train(args: Args, run: RunFolder, target: Target, evaluate: Callable | None 
     ``evaluate(net, global_step)`` runs before the first update and each time training passes another
     ``1 / curve_points`` of the budget (and at the end); its time is not training time."""
     torch.manual_seed(args.seed)
-    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    # One thread: the batches are a few thousand rows, and on a busy machine a second OpenMP thread
+    # waiting for a core made every small matrix product ~25x slower.
+    torch.set_num_threads(1)
     net, reward_scale = new_network(args)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     collector = BestResponseRollout(args, target, reward_scale)
