@@ -57,6 +57,21 @@ def test_torchrl_ppo(game, capsys):
     run_recipe(torchrl_ppo, STEPS, capsys, game=game)
 
 
+def test_torchrl_ppo_trains_the_same_policy_on_the_parallel_form(capsys):
+    """The parallel env plays the same games one decision per step, and the recipe counts the same
+    acting seats, so the same seed trains the same policy and it scores the same."""
+    pytest.importorskip("torchrl")
+    from experiments.recipes import torchrl_ppo
+
+    scores = []
+    for form in ("aec", "parallel"):
+        assert torchrl_ppo.main(["--game", "deadfall", "--steps", "600", "--eval-games", "12", "--form", form]) == 0
+        out = capsys.readouterr().out
+        assert f"({form} env, one shared policy): deadfall, 4 players, 600 environment steps" in out
+        scores.append(re.search(r"over 12 games: (.*) \(random", out).group(1))
+    assert scores[0] == scores[1]
+
+
 @pytest.mark.parametrize("game", GAMES)
 def test_cleanrl_ppo(game, capsys):
     from experiments.recipes import cleanrl_ppo

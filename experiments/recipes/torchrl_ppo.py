@@ -18,8 +18,14 @@ AEC envs require). Three settings fit it to a turn-based card game:
   the policy and entropy terms count only the acting seat: the wrapper gives
   the others an all-true action mask and their sampled actions are not played.
 
-The env is wrapped with ``minimal_infos=True``: the wrapper copies every info
-key into the tensordict at every step, and the recipe reads none of them.
+``--form parallel`` wraps ``<game>_v0.parallel_env()`` instead, the same game
+one decision per step. There every seat is live, so the wrapper's ``"mask"``
+is all true, and the seat to act is ``("agents", "info", "acting_seat")``;
+the other seats' action masks allow only action 0, which is ignored.
+
+The env is made with ``minimal_infos=True``: the wrapper copies every info key
+into the tensordict at every step, and the recipe needs none of them (the
+parallel form keeps ``acting_seat``).
 Afterwards the policy plays every seat in turn against random players.
 """
 
@@ -36,8 +42,13 @@ from experiments.recipes.common import parse_args, report, require, score_vs_ran
 GROUP = "agents"  # the one group of MarlGroupMapType.ALL_IN_ONE_GROUP
 
 
+def add_options(p) -> None:
+    p.add_argument("--form", choices=["aec", "parallel"], default="aec",
+                   help="wrap the AEC env (env()) or the parallel env (parallel_env())")
+
+
 def main(argv=None) -> int:
-    args = parse_args("torchrl_ppo", __doc__.splitlines()[0], argv, steps=20_000)
+    args = parse_args("torchrl_ppo", __doc__.splitlines()[0], argv, steps=20_000, extra=add_options)
     require("torchrl_ppo", ["torchrl", "tensordict"], "torchrl")
     import torch
     from tensordict.nn import TensorDictModule
@@ -60,8 +71,12 @@ def main(argv=None) -> int:
     n_iters = math.ceil(args.steps / frames_per_batch)
     num_epochs, minibatch_size = 4, min(256, frames_per_batch)
 
+    if args.form == "aec":
+        game_env = envs.make(args.game, num_players=args.players, minimal_infos=True)
+    else:
+        game_env = envs.module(args.game).parallel_env(num_players=args.players, minimal_infos=True)
     base = PettingZooWrapper(
-        envs.make(args.game, num_players=args.players, minimal_infos=True),
+        game_env,
         use_mask=True,
         group_map=MarlGroupMapType.ALL_IN_ONE_GROUP,
         categorical_actions=True,
@@ -109,6 +124,14 @@ def main(argv=None) -> int:
     gae = loss_module.value_estimator
     optim = torch.optim.Adam(loss_module.parameters(), lr=3e-4)
 
+    seats = torch.arange(args.players)
+
+    def acting_seats(batch):
+        """[batch, seats] 1.0 where the seat's action was played."""
+        if args.form == "aec":
+            return batch[GROUP, "mask"].float()
+        return (batch[GROUP, "info", "acting_seat"] == seats).float()
+
     start, frames = time.time(), 0
     for data in collector:
         frames += data.numel()
@@ -118,7 +141,7 @@ def main(argv=None) -> int:
         for _ in range(num_epochs):
             for _ in range(frames_per_batch // minibatch_size):
                 batch = replay_buffer.sample()
-                acting = batch[GROUP, "mask"].float()  # [batch, seats]: the seat that moved
+                acting = acting_seats(batch)
                 losses = loss_module(batch)
                 turns = acting.sum().clamp_min(1)
                 loss = ((losses["loss_objective"] * acting).sum() / turns
@@ -140,7 +163,7 @@ def main(argv=None) -> int:
         return int(np.flatnonzero(action_mask)[np.argmax(logits[action_mask.astype(bool)])])
 
     score = score_vs_random(act, args.game, args.players, args.eval_games, seed=10_000 + args.seed)
-    report("TorchRL PPO (one shared policy)", args, frames, seconds, score)
+    report(f"TorchRL PPO ({args.form} env, one shared policy)", args, frames, seconds, score)
     return 0
 
 
