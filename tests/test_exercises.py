@@ -1,0 +1,81 @@
+"""The exercises check themselves: a blank stub fails with a hint, the shipped solution passes,
+and a wrong answer is caught (each planted mistake below is one a student makes)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from experiments import exercises
+
+NUMBERS = sorted(exercises.CHECKS)
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_the_stub_fails_with_a_hint(number, capsys):
+    assert not exercises.check(number, exercises.exercise_file(number, solution=False))
+    out = capsys.readouterr().out
+    assert "FAILED" in out and "Hint:" in out
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_the_solution_passes(number, capsys):
+    assert exercises.check(number, exercises.exercise_file(number, solution=True))
+    assert capsys.readouterr().out.rstrip().endswith("passed")
+
+
+WRONG = {
+    # Samples from the softmax over every action: illegal ones come out.
+    (1, "mask"): """
+        import numpy as np
+        def sample(logits, mask, rng):
+            p = np.exp(logits - logits.max(axis=1, keepdims=True)); p /= p.sum(axis=1, keepdims=True)
+            return np.array([rng.choice(len(row), p=row) for row in p])
+    """,
+    # Uniform over the legal actions: never illegal, but ignores the logits.
+    (1, "softmax"): """
+        import numpy as np
+        def sample(logits, mask, rng):
+            if not (np.asarray(mask) != 0).any(axis=1).all():
+                raise ValueError("empty")
+            return np.array([rng.choice(np.flatnonzero(row)) for row in mask])
+    """,
+    # GAE over the table's moves as if one agent made them all.
+    (2, "seat 0's first decision"): """
+        import numpy as np
+        def gae(seats, rewards, values, gamma, lam):
+            r = rewards[np.arange(len(seats)), seats]
+            adv, nxt, nv = np.zeros(len(seats)), 0.0, 0.0
+            for t in range(len(seats) - 1, -1, -1):
+                nxt = adv[t] = r[t] + gamma * nv - values[t] + gamma * lam * nxt
+                nv = values[t]
+            return adv
+    """,
+    # Plays the last legal action: spends its specials (shots, doubles, turns) first and gets stuck.
+    (3, "CI reaches 0"): """
+        import numpy as np
+        class NeuAgent:
+            def act(self, observation):
+                return int(np.flatnonzero(observation["action_mask"])[-1])
+    """,
+}
+
+
+@pytest.mark.parametrize("number,hint", list(WRONG), ids=[f"{n}-{h.split()[0]}" for n, h in WRONG])
+def test_a_wrong_answer_fails_with_the_matching_hint(number, hint, tmp_path, capsys):
+    path = tmp_path / "mine.py"
+    path.write_text(textwrap.dedent(WRONG[number, hint]), encoding="utf-8")
+    assert not exercises.check(number, path)
+    out = capsys.readouterr().out
+    assert "FAILED" in out and hint in out, out
+
+
+def test_the_command_line(tmp_path, capsys):
+    assert exercises.main(["check", "2", "--solution"]) == 0
+    assert exercises.main(["check", "2"]) == 1
+    assert exercises.main(["list"]) == 0
+    assert "ex3_neu_agent.py" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        exercises.main(["check", "1", "--file", str(tmp_path / "missing.py")])
+    assert e.value.code == 2
