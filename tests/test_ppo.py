@@ -684,20 +684,14 @@ def test_shipped_checkpoints_decide_as_when_they_were_trained(path: Path):
 
 
 def views_of(path: Path, games: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    """The golden views of a shipped checkpoint and the views of a few games its own policy plays."""
+    """The golden views of a shipped checkpoint and the views of a few games of heuristic play."""
     bot = PPOAgent.load(path, seed=0)
     obs, masks = list(GOLDEN[f"{path.stem}.observation"]), list(GOLDEN[f"{path.stem}.action_mask"])
     env = envs.make_raw(bot.game, num_players=bot.num_players)
     for seed in range(games):
-        env.reset(seed=seed)
-        for agent in env.agent_iter():
-            o, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
+        for _, o, _ in heuristic_decisions(env, seed):
             obs.append(o["observation"])
             masks.append(o["action_mask"])
-            env.step(bot.act(o))
     return np.stack(obs).astype(np.float32), np.stack(masks)
 
 
