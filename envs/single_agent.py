@@ -138,6 +138,8 @@ class SingleAgentEnv(gymnasium.Env):
                  **rule_options: Any) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if "max_cycles" in rule_options:  # the AEC env's option: the seat's episode ends only with its game
+            raise ValueError("max_cycles is not an option of the single-agent env; wrap it in gymnasium's TimeLimit instead")
         # The AEC env never renders: its table shows every hand; render() shows the seat's view.
         self.aec = envs.make_raw(game, num_players=num_players, minimal_infos=minimal_infos, **rule_options)
         n = self.aec.game.num_players
@@ -186,15 +188,15 @@ class SingleAgentEnv(gymnasium.Env):
             done: set[int] = set()
             for s, opp in self.opponents.items():
                 if id(opp) not in done and callable(getattr(opp, "seed", None)):
-                    opp.seed(seeds[s])  # a shared object takes the lowest such seat's seed
+                    self._opponent_call(s, opp.seed, seeds[s])  # a shared object takes the lowest such seat's seed
                     done.add(id(opp))
         else:
             self.aec.reset(options=options)
         self._has_reset = True
         done = set()
-        for opp in self.opponents.values():
+        for s, opp in self.opponents.items():
             if id(opp) not in done and callable(getattr(opp, "reset", None)):
-                opp.reset()
+                self._opponent_call(s, opp.reset)
                 done.add(id(opp))
         self._done = False
         self._pending = self._advance()
@@ -294,6 +296,16 @@ class SingleAgentEnv(gymnasium.Env):
         self._done = True
         self._failed = OpponentError(seat, opponent_name(self.opponents[seat]), problem)
         raise self._failed from cause
+
+    def _opponent_call(self, seat: int, method: Callable, *args: Any) -> None:
+        """An opponent's seed() or reset(); a failure is named as a failed move is."""
+        try:
+            method(*args)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:
+            self._failed = OpponentError(seat, opponent_name(self.opponents[seat]), failure(e, None))
+            raise self._failed from e
 
     def _observe(self):
         aec = self.aec

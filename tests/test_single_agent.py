@@ -306,6 +306,23 @@ def test_a_failure_inside_reset_is_named_and_step_refused(game):
         fresh.step(0)
 
 
+def test_an_opponent_failing_in_its_reset_is_named():
+    class BadReset(Failing):
+        def reset(self):
+            raise OSError("no table")
+
+    env = envs.make_single_agent("neu", seat=0, opponents=[lambda o: 0, BadReset("none"), lambda o: 0])
+    with pytest.raises(OpponentError, match=r"seat 2 \(player_2, BadReset\) raised OSError: no table"):
+        env.reset(seed=0)
+    with pytest.raises(RuntimeError, match="episode stopped: opponent at seat 2"):
+        env.step(0)
+
+
+def test_a_spec_based_env_refuses_max_cycles():
+    with pytest.raises(ValueError, match="max_cycles is not an option of the single-agent env"):
+        envs.make_single_agent("neu", opponents=lambda o: 0, max_cycles=3)
+
+
 def test_os_exit_of_an_opponent_is_refused_and_named(tmp_path):
     # In a child process: if the guard failed, the test process would end.
     code = (
