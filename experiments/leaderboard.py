@@ -6,14 +6,16 @@
 The record is written by ``compare`` and ``tournament`` with ``--db FILE``
 (`experiments.record`). For each game and player count it prints:
 
-* OpenSkill (Plackett–Luce) μ ± σ over every recorded game, oldest run first,
-  with the games, win rate and mean rank of each agent; agents are matched by
-  label across runs, so give your agent the same label every time;
+* a Bradley–Terry rating over every recorded game (`experiments.tournament.ratings`:
+  the Elo scale, agents averaging 0, a 95% bootstrap interval over deals; the
+  order of the runs changes nothing), with the games, win rate and mean rank
+  of each agent; agents are matched by label across runs, so give your agent
+  the same label every time;
 * head to head: for every two agents that met, the share of games in which the
   row agent finished ahead of the other (ties 1/2) and the number of games.
 
-OpenSkill rewards finishing above *everyone* at the table, so with three or
-more players it can order two agents differently from their head-to-head.
+The rating sums up the head-to-head shares of every pair at once, weighting each
+pair by how often it met.
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ from experiments.cli import ArgumentParser
 
 def leaderboard(records: Sequence[dict]) -> dict:
     """Ratings, per-agent results and head-to-head shares of one game and player count."""
-    from experiments.tournament import agent_stats, openskill_ratings
+    from experiments.tournament import agent_stats, bradley_terry
 
     names = list(dict.fromkeys(a for r in records for a in r["agents"]))
-    ratings = openskill_ratings(records, names, min_agents=2)
+    ratings = bradley_terry(records, names)
     ahead: dict[tuple[str, str], list[float]] = {}
     for r in records:
         for i, j in itertools.permutations(range(len(r["agents"])), 2):
@@ -41,7 +43,7 @@ def leaderboard(records: Sequence[dict]) -> dict:
                 ahead.setdefault((a, b), []).append(1.0 if ri < rj else 0.5 if ri == rj else 0.0)
     stats = agent_stats(records)
     runs = len({r["run_id"] for r in records})
-    order = sorted(names, key=lambda n: -(ratings[n]["ordinal"] if ratings else stats[n]["win"]["mean"]))
+    order = sorted(names, key=lambda n: -(ratings[n]["rating"] if ratings else stats[n]["win"]["mean"]))
     return {
         "agents": order,
         "runs": runs,
@@ -54,13 +56,12 @@ def leaderboard(records: Sequence[dict]) -> dict:
 
 def format_board(game: str, num_players: int, board: dict) -> str:
     lines = [f"## {game}, {num_players} players: {board['games']} games from {board['runs']} run(s)", ""]
-    lines += ["| # | agent | OpenSkill μ ± σ | μ − 3σ (sort key) | games | win rate | mean rank |", "|---|---|---|---|---|---|---|"]
+    lines += ["| # | agent | rating [95% CI] | games | win rate | mean rank |", "|---|---|---|---|---|---|"]
     for i, name in enumerate(board["agents"], 1):
         s = board["stats"][name]
         sk = board["ratings"][name] if board["ratings"] else None
-        mu = f"{sk['mu']:.1f} ± {sk['sigma']:.1f}" if sk else "–"
-        ordinal = f"{sk['ordinal']:.1f}" if sk else "–"
-        lines.append(f"| {i} | {name} | {mu} | {ordinal} | {s['games']} | {s['win']['mean']:.3f} | {s['rank']['mean']:.2f} |")
+        rating = f"{sk['rating']:+.0f} [{sk['ci_low']:+.0f}, {sk['ci_high']:+.0f}]" if sk else "–"
+        lines.append(f"| {i} | {name} | {rating} | {s['games']} | {s['win']['mean']:.3f} | {s['rank']['mean']:.2f} |")
     names = board["agents"]
     if len(names) > 1:
         lines += ["", "Head to head (row finished ahead of column; ties 1/2; games in brackets):", ""]

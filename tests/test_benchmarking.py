@@ -439,7 +439,7 @@ def test_db_that_is_a_folder_is_refused_up_front(tmp_path, capsys):
 
 
 # -- plots ------------------------------------------------------------------------------
-def test_plots_use_the_tables_sigma_and_wrap_long_labels(tmp_path, monkeypatch):
+def test_plots_use_the_tables_intervals_and_wrap_long_labels(tmp_path, monkeypatch):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -459,8 +459,8 @@ def test_plots_use_the_tables_sigma_and_wrap_long_labels(tmp_path, monkeypatch):
     ratings, heat = saved
     (line,) = [c for c in ratings.axes[0].containers]
     bars = line.lines[2][0].get_segments()
-    sigma = [res["openskill"][n]["sigma"] for n in res["agents"]]
-    assert [round((b[1][1] - b[0][1]) / 2, 6) for b in bars] == [round(s, 6) for s in sigma]  # ± σ, as in the table
+    rated = [res["ratings"][n] for n in res["agents"]]
+    assert [(round(b[0][1], 6), round(b[1][1], 6)) for b in bars] == [(round(r["ci_low"], 6), round(r["ci_high"], 6)) for r in rated]
     ticks = [t.get_text() for t in heat.axes[0].get_xticklabels()]
     assert all(len(line) <= 16 for t in ticks for line in t.split("\n"))
     assert [t.replace("\n", "") for t in ticks] == [long, "heuristic", "random"]  # every agent by its label

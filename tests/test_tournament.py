@@ -175,14 +175,49 @@ def test_identical_agents_cancel_exactly_and_the_report_says_so():
     assert row.split("|")[6].strip() == "∞"
 
 
-def test_openskill_only_with_more_than_two_agents(tmp_path):
+def test_ratings_and_reports(tmp_path):
     two = T.run_tournament("neu", ["heuristic", "random"], 2, deals=2, progress=False)
-    assert two["openskill"] is None
+    assert set(two["ratings"]) == {"heuristic", "random"}
     three = T.run_tournament("neu", [H, R, AgentSpec("random2", "random")], 2, deals=3, progress=False)
-    assert set(three["openskill"]) == {"heuristic", "random", "random2"}
+    assert set(three["ratings"]) == {"heuristic", "random", "random2"}
+    assert abs(sum(r["rating"] for r in three["ratings"].values())) < 1e-6, "the agents average 0"
+    assert all(r["ci_low"] <= r["ci_high"] for r in three["ratings"].values())
     assert len(three["tables"]) == 3
     written = T.write_reports([three], tmp_path)
     assert {p.name for p in written} >= {"results.json", "results.md", "neu_2p.csv", "neu_2p_ratings.png", "neu_2p_winrate.png"}
+
+
+def _comparison_records(p_ahead: float, games: int, seed: int = 0) -> list[dict]:
+    """Two-player games where 'a' finishes ahead of 'b' with probability p_ahead, over deals of 2 rotations."""
+    rng = np.random.default_rng(seed)
+    recs = []
+    for g in range(games):
+        a_first = rng.random() < p_ahead
+        agents = ["a", "b"] if g % 2 == 0 else ["b", "a"]
+        ranks = [1, 2] if (agents[0] == "a") == a_first else [2, 1]
+        recs.append(_rec(0, g // 2, g % 2, agents, [0, 0], ranks))
+    return recs
+
+
+def test_bradley_terry_recovers_a_known_strength_gap():
+    recs = _comparison_records(0.64, 4000)
+    r = T.bradley_terry(recs, ["a", "b"])
+    gap = r["a"]["rating"] - r["b"]["rating"]
+    share = np.mean([rec["ranks"][rec["agents"].index("a")] == 1 for rec in recs])
+    assert gap == pytest.approx(400 * np.log10(share / (1 - share)), abs=2.0)  # the MLE of two agents, up to the prior
+    assert 70 < gap < 130 and r["a"]["ci_low"] < r["a"]["rating"] < r["a"]["ci_high"]
+
+
+def test_ratings_do_not_depend_on_the_order_of_the_games_and_a_copy_rates_level():
+    import random
+
+    res = T.run_tournament("neu", [H, AgentSpec("copy", "heuristic"), R], 3, deals=30, seed=4, progress=False, mode="one-vs-rest")
+    names, rated = res["agents"], res["ratings"]
+    for order in (list(reversed(res["records"])), random.Random(0).sample(res["records"], len(res["records"]))):
+        assert T.bradley_terry(order, names) == rated
+    h, c = rated["heuristic"], rated["copy"]
+    assert c["ci_low"] <= h["rating"] <= c["ci_high"] and h["ci_low"] <= c["rating"] <= h["ci_high"]
+    assert rated["random"]["ci_high"] < min(h["ci_low"], c["ci_low"])
 
 
 # -- command line -------------------------------------------------------------------

@@ -82,9 +82,11 @@ deals and ``var(D_g) / games`` with an independent deal per game; their ratio
 k is how many times the games independent deals would need for the same
 confidence interval (k > 1: duplicate deals help; k < 1: they cost precision).
 
-OpenSkill (Plackett–Luce) ratings are fitted over every game, in a fixed
-order, when the tournament has more than two agents: each game ranks the
-distinct agents at the table by their mean rank there.
+Ratings (`ratings`): a Bradley–Terry fit to every comparison of two agents
+at a game (the better rank wins it, ties count half), on the Elo scale with
+the agents averaging 0, and a 95% bootstrap interval over deals. The fit is a
+function of the set of games, so the order they were played or read in
+changes nothing, and an agent that plays like another rates level with it.
 
 The parts: `seating` (agents, tables, seeds, the check of the settings),
 `match` (one game), `runner` (many: worker processes, Ray), `vector` (the
@@ -102,12 +104,12 @@ from experiments.tournament.seating import (
     make_tables, seat_lineup,
 )
 from experiments.tournament.stats import STATS, Z95, agent_stats, forfeits, mean_ci, pairwise, summarize, variance_reduction, win_shares
-from experiments.tournament.ratings import openskill_ratings
+from experiments.tournament.ratings import bradley_terry
 
 __all__ = [
     "AgentError", "AgentExit", "AgentSpec", "BACKENDS", "ENGINES", "Job", "MODES", "MoveTimeout", "ON_ERROR", "STATS", "Z95",
     "add_run_flags", "agent_seed", "agent_stats", "check_action", "check_agents", "check_backend", "check_game", "check_settings",
     "deal_seed", "distinct", "finish_run", "forfeit_record", "forfeits", "main", "make_tables", "markdown", "mean_ci",
-    "openskill_ratings", "pairwise", "parse_agents", "play", "play_game", "play_job", "plot", "run_cli", "run_tournament",
+    "bradley_terry", "pairwise", "parse_agents", "play", "play_game", "play_job", "plot", "run_cli", "run_tournament",
     "seat_lineup", "start_method", "summarize", "variance_reduction", "win_shares", "write_reports",
 ]

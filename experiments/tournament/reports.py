@@ -34,9 +34,11 @@ What the columns mean:
 - **reward / game**: the sum of the env's rewards, each a score change minus the table's mean change, so rewards
   sum to zero at every table: an agent can end with a positive score and a negative reward when the others did better, or the reverse.
 - **win rate**: share of games finished first (ties shared); **mean rank**: 1 = best.
-- **OpenSkill μ ± σ**: a Plackett–Luce rating fitted over every game (σ is one standard deviation, as in the plot).
-  It rewards finishing above *everyone* at the table, so with 3+ players it can order two agents differently from their
-  head-to-head: an agent that beats B when they meet may still rank below B if B finishes above the others more often.
+- **rating [95% CI]**: a Bradley–Terry rating on the Elo scale (the agents average 0), fitted to every comparison of two
+  agents at a game at once (the better rank wins it, ties count half), so it does not depend on the order of the games;
+  100 points apart means the higher finishes ahead of the lower in 64% of their comparisons, 200 points in 76%. The
+  interval is a bootstrap over deals. It sums up the "A ahead of B" shares below; the score differences measure the
+  game's own currency and can order two agents differently (one that wins small pots often and loses big ones).
 - **games**: games the agent played (every seat of every deal).
 - **score diff A − B**: mean over deals of A's score minus B's, on the same cards (paired).
 - **A ahead of B**: share of games where A finished above B (ties count 1/2).
@@ -47,19 +49,23 @@ What the columns mean:
 """
 
 
+def _rating(r: dict) -> str:
+    return f"{r['rating']:+.0f} [{r['ci_low']:+.0f}, {r['ci_high']:+.0f}]"
+
+
 def markdown(results: Sequence[dict], notes: bool = True) -> str:
     """One table for all results: a row per game, player count and agent, plus pairwise score differences,
     then what each column means."""
     lines = [
-        "| game | players | agent | score / game | reward / game | win rate | mean rank | OpenSkill μ ± σ | games |",
+        "| game | players | agent | score / game | reward / game | win rate | mean rank | rating [95% CI] | games |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for res in results:
-        skill = res.get("openskill") or {}
+        rated = res.get("ratings") or {}
         lost = res.get("forfeits") or {}
         for name in res["agents"]:
             s = res["overall"][name]
-            sk = f"{skill[name]['mu']:.1f} ± {skill[name]['sigma']:.1f}" if name in skill else "–"
+            sk = _rating(rated[name]) if name in rated else "–"
             games = f"{s['games']}" + (f" ({lost[name]} forfeited)" if lost.get(name) else "")
             lines.append(
                 f"| {res['game']} | {res['num_players']} | {name} | {_fmt(s['score'])} | {_fmt(s['reward'])} | "
@@ -91,16 +97,16 @@ def markdown(results: Sequence[dict], notes: bool = True) -> str:
 def _csv_rows(res: dict) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["game", "players", "table", "agent", "games"] + [f"{k}_{p}" for k in STATS for p in ("mean", "ci_low", "ci_high")] + ["openskill_mu", "openskill_sigma"])
-    skill = res.get("openskill") or {}
+    w.writerow(["game", "players", "table", "agent", "games"] + [f"{k}_{p}" for k in STATS for p in ("mean", "ci_low", "ci_high")] + ["rating", "rating_ci_low", "rating_ci_high"])
+    rated = res.get("ratings") or {}
     blocks = [("all", res["overall"])] + [(" ".join(t["lineup"]), t["agents"]) for t in res["tables"]]
     for label, stats in blocks:
         for name, s in stats.items():
-            sk = skill.get(name, {}) if label == "all" else {}
+            sk = rated.get(name, {}) if label == "all" else {}
             w.writerow(
                 [res["game"], res["num_players"], label, name, s["games"]]
                 + [f"{s[k][p]:.6g}" for k in STATS for p in ("mean", "ci_low", "ci_high")]
-                + [f"{sk['mu']:.6g}" if sk else "", f"{sk['sigma']:.6g}" if sk else ""]
+                + [f"{sk[k]:.6g}" if sk else "" for k in ("rating", "ci_low", "ci_high")]
             )
     return buf.getvalue()
 
@@ -125,7 +131,7 @@ def _tick_label(name: str, width: int = 14) -> str:
 
 
 def plot(res: dict, out: Path) -> list[Path]:
-    """Ratings (OpenSkill μ ± σ, as in the table, or mean score ± 95% CI with two agents) and the pairwise heat map."""
+    """Ratings (with their 95% intervals, as in the table; mean score ± 95% CI when there are none) and the pairwise heat map."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -137,10 +143,11 @@ def plot(res: dict, out: Path) -> list[Path]:
     lines = max(t.count("\n") + 1 for t in ticks)
     paths = []
     fig, ax = plt.subplots(figsize=(max(4.5, 1.5 + 1.3 * len(names)), 3.4 + 0.25 * lines), layout="constrained")
-    if res.get("openskill"):
-        mu = [res["openskill"][n]["mu"] for n in names]
-        err = [res["openskill"][n]["sigma"] for n in names]
-        ax.set_ylabel("OpenSkill μ ± σ")
+    if res.get("ratings"):
+        rated = res["ratings"]
+        mu = [rated[n]["rating"] for n in names]
+        err = [[rated[n]["rating"] - rated[n]["ci_low"] for n in names], [rated[n]["ci_high"] - rated[n]["rating"] for n in names]]
+        ax.set_ylabel("rating (Elo scale, 95% CI)")
     else:
         mu = [res["overall"][n]["score"]["mean"] for n in names]
         err = [0.0 if math.isnan(h := res["overall"][n]["score"]["half_width"]) else h for n in names]

@@ -141,7 +141,7 @@ def summarize(records: Sequence[dict], tables: Sequence[Sequence[AgentSpec]], ga
         **config,
         "overall": agent_stats(records),
         "pairwise": pairwise(records, names),
-        "openskill": ratings.openskill_ratings(records, names),
+        "ratings": ratings.bradley_terry(records, names),
         "forfeits": forfeits(records, names),
         "tables": per_table,
     }
