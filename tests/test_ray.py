@@ -135,7 +135,7 @@ def alive_nodes() -> int:
 
 
 def statistics(res: dict) -> dict:
-    return {k: res[k] for k in ("overall", "pairwise", "openskill", "forfeits", "tables", "records", "games_played")}
+    return {k: res[k] for k in ("overall", "pairwise", "ratings", "forfeits", "tables", "records", "games_played")}
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +153,7 @@ def test_cli_ray_backend_gives_the_statistics_of_two_workers(cluster, tmp_path):
     assert main(common + ["--backend", "ray", "--ray-address", cluster.address, "--out", str(tmp_path / "ray")]) == 0
     local = json.loads((tmp_path / "local" / "results.json").read_text())[0]
     on_ray = json.loads((tmp_path / "ray" / "results.json").read_text())[0]
-    for key in ("overall", "pairwise", "openskill", "forfeits", "tables", "games_played"):
+    for key in ("overall", "pairwise", "ratings", "forfeits", "tables", "games_played"):
         assert on_ray[key] == local[key], key
     assert (tmp_path / "ray" / "neu_4p_games.csv").read_text() == (tmp_path / "local" / "neu_4p_games.csv").read_text()
 
