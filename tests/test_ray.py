@@ -287,7 +287,7 @@ def tiny(tmp_path, run_name, backend="local", **kw):
     from train.ppo import Args, use_backend
 
     base = dict(game="neu", players=3, steps=600, rollout_steps=300, num_envs=2, workers=2, hidden=16, seed=3,
-                out=str(tmp_path / run_name))
+                engine="aec", out=str(tmp_path / run_name))  # Ray actors play AEC tables; so does the local run compared
     base.update(kw)
     args = Args(**base)
     use_backend(args, backend)
