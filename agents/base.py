@@ -79,7 +79,7 @@ def act_by_agent(agents: Any, who: Any, obs: Any, mask: Any, seat: Any) -> np.nd
 
 def batch_arrays(obs: Any, mask: Any, seat: Any, obs_size: int | None = None, num_actions: int | None = None):
     """The batched protocol's inputs as contiguous float32 ``[N, obs_size]``, int8 ``[N, A]`` and
-    int64 ``[N]`` arrays; ValueError names what is wrong (the shapes, a row with no legal action)."""
+    int64 ``[N]`` arrays; ValueError names a wrong shape (`checked_moves` catches empty masks)."""
     obs = np.ascontiguousarray(obs, dtype=np.float32)
     mask = np.asarray(mask)
     mask = np.ascontiguousarray(mask.view(np.int8) if mask.dtype == np.bool_ else mask, dtype=np.int8)
@@ -90,10 +90,15 @@ def batch_arrays(obs: Any, mask: Any, seat: Any, obs_size: int | None = None, nu
         raise ValueError(f"act_batch: observations have {obs.shape[1]} values, this agent's game has {obs_size}")
     if num_actions is not None and mask.shape[1] != num_actions:
         raise ValueError(f"act_batch: masks have {mask.shape[1]} actions, this agent's game has {num_actions}")
-    empty = np.flatnonzero(~mask.any(axis=1))
-    if empty.size:
-        raise ValueError(f"act_batch: all-zeros action mask at batch row(s) {empty[:10].tolist()}")
     return obs, mask, seat
+
+
+def checked_moves(actions: np.ndarray) -> np.ndarray:
+    """A compiled ``act_batch``'s moves, where -1 marks a row with no legal move: ValueError
+    naming those rows (the kernels find them while reading the masks, at no extra pass)."""
+    if actions.size and actions.min() < 0:
+        raise ValueError(f"act_batch: all-zeros action mask at batch row(s) {np.flatnonzero(actions < 0)[:10].tolist()}")
+    return actions
 
 
 class Agent:
@@ -161,14 +166,14 @@ class RandomAgent(Agent):
         return int(legal[self.rng.integers(legal.size)])
 
     def seed_rows(self, rows: Any, seeds: Any) -> None:
-        from agents.random_batch import seed_streams
+        from agents.batch_kernels import seed_streams
 
         self._row_streams, self._row_seeded = seed_streams(self._row_streams, self._row_seeded, rows, seeds, self.num_players)
 
     def act_batch(self, obs: Any, mask: Any, seat: Any, rows: Any = None) -> np.ndarray:
-        from agents.random_batch import draw_rows
+        from agents.batch_kernels import draw_rows
 
         _, mask, seat = batch_arrays(obs, mask, seat)
         if self._row_streams is None:
-            return draw_rows(mask, seat, generator=self.rng)
-        return draw_rows(mask, seat, streams=self._row_streams, seeded=self._row_seeded, rows=rows)
+            return checked_moves(draw_rows(mask, seat, generator=self.rng))
+        return checked_moves(draw_rows(mask, seat, streams=self._row_streams, seeded=self._row_seeded, rows=rows))

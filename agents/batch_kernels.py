@@ -1,4 +1,5 @@
-"""`RandomAgent.act_batch`, compiled: NumPy's ``Generator.integers(k)`` over PCG64, per batch row.
+"""The batched protocol's compiled pieces: the check that every row has a legal move, and
+`RandomAgent.act_batch`, NumPy's ``Generator.integers(k)`` over PCG64, per batch row.
 
 The AEC agent draws ``rng.integers(len(legal))``. For an int64 result below
 2**32 NumPy takes Lemire's bounded draw on 32-bit outputs
@@ -37,17 +38,21 @@ def bounded(rng, s, count):
 
 @njit(cache=True)
 def _draw(mask, stream_of_row, rng, out):
+    """The k-th legal move of each row, k drawn as NumPy would; -1 where no move is legal."""
     for t in range(mask.shape[0]):
+        row = mask[t]
         count = 0
-        for a in range(mask.shape[1]):
-            count += mask[t, a] != 0
+        for a in range(row.shape[0]):
+            count += row[a] != 0
+        if count == 0:
+            out[t] = -1
+            continue
         k = bounded(rng, stream_of_row[t], count)
-        for a in range(mask.shape[1]):
-            if mask[t, a] != 0:
-                if k == 0:
-                    out[t] = a
-                    break
-                k -= 1
+        a = 0
+        while row[a] == 0 or k > 0:
+            k -= row[a] != 0
+            a += 1
+        out[t] = a
 
 
 def _words(generator: np.random.Generator) -> np.ndarray:

@@ -244,3 +244,13 @@ def test_speed_script_runs():
 
     m = measure("deadfall", 3, tables=8, batches=1, sample=20, repeats=1)
     assert m["kernel_moves_per_s"] > 0 and m["readable_moves_per_s"] > 0
+
+
+@pytest.mark.parametrize("game", list(HEURISTICS))
+def test_heuristic_act_batch_names_rows_without_a_legal_move(game):
+    n = 3
+    bot = make_agent("heuristic", game, n, seed=0)
+    obs, mask, seat = envs.vector_env(game, 4, n).reset()
+    mask[1] = 0
+    with pytest.raises(ValueError, match=r"all-zeros action mask at batch row\(s\) \[1\]"):
+        bot.act_batch(obs, mask, seat)

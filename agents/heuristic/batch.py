@@ -3,7 +3,7 @@
 A heuristic class that defines a game's strategy names its kernel module
 (``kernel = "agents.heuristic.kernels.<game>"``); that module's
 ``act_batch(obs, mask, num_players, *params)`` makes, for every batch row, the
-move the class's ``act`` makes (tests/test_batched_agents.py plays thousands of
+move the class's ``act`` makes (-1 where the mask is all zeros) (tests/test_batched_agents.py plays thousands of
 games through both). ``kernel_params`` names the class attributes the kernel
 takes as arguments (a subclass may change those and keep ``act_batch``).
 
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 import envs
-from agents.base import Agent, batch_arrays
+from agents.base import Agent, batch_arrays, checked_moves
 
 
 @lru_cache(maxsize=None)
@@ -56,4 +56,4 @@ class KernelHeuristic(Agent):
     def act_batch(self, obs: Any, mask: Any, seat: Any) -> np.ndarray:
         obs, mask, seat = batch_arrays(obs, mask, seat, *_sizes(self.game, self.num_players))
         module = importlib.import_module(self.kernel)
-        return module.act_batch(obs, mask, self.num_players, *(getattr(self, p) for p in self.kernel_params))
+        return checked_moves(module.act_batch(obs, mask, self.num_players, *(getattr(self, p) for p in self.kernel_params)))

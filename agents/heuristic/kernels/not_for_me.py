@@ -145,7 +145,7 @@ def _play(obs, mask, t, n, L):
 def _act_rows(obs, mask, n, L, out):
     for t in range(obs.shape[0]):
         legal, first = legal_count_and_first(mask, t)
-        if legal == 1:
+        if legal <= 1:  # first is -1 when nothing is legal
             out[t] = first
         elif obs[t, OBS_PHASE + ANSWER]:
             out[t] = _answer(obs, t, n, L)

@@ -92,7 +92,7 @@ def _act_rows(obs, mask, n, opts, count, out):
     scratch = np.zeros((4, 4, 2), np.int64)
     for t in range(obs.shape[0]):
         legal, first = legal_count_and_first(mask, t)
-        if legal == 1:
+        if legal <= 1:  # first is -1 when nothing is legal
             out[t] = first
             continue
         # readable read_view
