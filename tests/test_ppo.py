@@ -284,6 +284,23 @@ def test_imitation_warm_start_copies_the_heuristic(tmp_path, capsys):
     assert agreement_with_heuristic(exact, "deadfall", 3, seed=900)[1] < entropy
 
 
+@pytest.mark.parametrize("game,players", [("neu", 4), ("not_for_me", 3)])
+def test_the_teachers_games_on_the_batched_engine_record_the_heuristics_moves(game, players):
+    from agents.network import ActorCritic
+    from train.ppo import Variant
+    from train.rollout import RolloutConfig
+
+    args = Args(game=game, players=players, num_envs=4, workers=0, hidden=16)
+    teacher = ppo_warmstart.TeacherVector(RolloutConfig.of(args, Variant(), 1.0))
+    net = ActorCritic(teacher.obs_size, teacher.num_actions, teacher.critic_size, 16)
+    batch = teacher.collect(net.state_dict(), [], seed=(1, 0), num_steps=400)
+    heuristic = make_agent("heuristic", game, players, seed=0)
+    views = [{"observation": o, "action_mask": m.astype(np.int8)} for o, m in zip(batch["obs"], batch["masks"])]
+    assert len(views) == batch["env_steps"] >= 400  # every seat is the teacher: every decision is recorded
+    assert batch["actions"].tolist() == [heuristic.act(v) for v in views]
+    assert batch["dones"].sum() == len(batch["episodes"]["self"])  # one stream per seat and game, each ending
+
+
 def test_hint_is_the_heuristics_move_and_a_hinted_policy_learns_to_follow_it(tmp_path):
     from agents.network import policy_input
 

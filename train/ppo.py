@@ -198,7 +198,8 @@ class Variant:
     win_bonus: float = 0.0  # score units for first place, added to that seat's last reward
     rules: dict = field(default_factory=dict)  # rule options of every env the run plays
     # (agent, optimizer, args, open_collector, say) -> env steps: runs before the first update of a
-    # fresh run; open_collector(worker_class) opens a collector of the run's kind playing that class.
+    # fresh run; open_collector(worker_class, vector_class) opens a collector of the run's kind with
+    # those classes (AEC tables, batched engine).
     warm_start: Callable | None = None
     # (agent, obs, masks, update, num_updates, pool) -> a loss term added to each minibatch's PPO loss;
     # its log() gives extra progress.csv columns.
@@ -260,14 +261,15 @@ def prepare(args, variant: Variant) -> RunFolder:
 
 
 # ---------------------------------------------------------------- the parts of the loop
-def open_collector(args, config: RolloutConfig, worker_class: type = RolloutWorker):
-    """The rollout collector for this run and the path it plays on, in words (said at start)."""
+def open_collector(args, config: RolloutConfig, worker_class: type = RolloutWorker, vector_class: type | None = VectorRollout):
+    """The rollout collector for this run and the path it plays on, in words (said at start):
+    `vector_class` on the batched engine when it can play there, else `worker_class` on AEC tables."""
     if getattr(args, "backend", "local") == "ray":
         from train.ray_rollout import RayRolloutWorkers
 
         return RayRolloutWorkers(config, args.ray_address, worker_class), f"AEC tables on {args.workers} Ray actors"
-    if worker_class is RolloutWorker and args.engine != "aec" and uses_vector_env(config):
-        collector = VectorRollout(config)
+    if vector_class is not None and args.engine != "aec" and uses_vector_env(config):
+        collector = vector_class(config)
         return collector, f"the batched engine (envs.vector_env), {collector.num_tables} tables in this process"
     where = f"{args.workers} worker process(es)" if args.workers else "this process"
     return RolloutWorkers(config, worker_class), f"AEC tables, {args.num_envs} per worker, in {where}"
@@ -423,7 +425,7 @@ def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
     t_start = time.time()
     try:
         if variant.warm_start is not None and not args.resume:
-            warm_steps = variant.warm_start(agent, optimizer, args, lambda worker: open_collector(args, config, worker)[0], log.say)
+            warm_steps = variant.warm_start(agent, optimizer, args, lambda *classes: open_collector(args, config, *classes)[0], log.say)
             global_step += warm_steps  # warm-start play counts in the training budget
             log.advance(warm_steps, grow=True)
             pool = [copied(agent)]  # the warm start is the first snapshot

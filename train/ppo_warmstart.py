@@ -33,13 +33,14 @@ when it plays. Without these flags the run is exactly `python -m train.ppo`'s.
 
 All of it reaches the core loop through one `ppo.Variant` (`variant(args)`):
 the policy's extra inputs, the win bonus, the rule options, the warm start
-(`imitate`, which collects the teacher's games with `TeacherWorker`) and the
-KL penalty.
+(`imitate`, which collects the teacher's games with `TeacherWorker` on AEC
+tables or `TeacherVector` on the batched engine) and the KL penalty.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import sys
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ from agents.network import critic_input
 from train import ppo
 from train.cli import parse_rules
 from train.rollout import Buffer, RolloutWorker, Table
+from train.rollout_vector import VectorRollout
 
 MAX_IMITATION_STEPS = 2_000_000  # the heuristic's decisions are held in memory, like a rollout
 
@@ -117,6 +119,21 @@ class TeacherWorker(RolloutWorker):
             actions[i] = a
 
 
+class TeacherVector(VectorRollout):
+    """The teacher's games on the batched engine: the heuristic (compiled, the same moves as its
+    act()) holds every seat, and each of its decisions is recorded as a transition."""
+
+    def __init__(self, config) -> None:
+        from agents import make_agent
+
+        super().__init__(dataclasses.replace(config, self_play=1.0, vs_heuristic=0.0, vs_random=0.0))
+        self.teacher = make_agent("heuristic", config.game, config.players, seed=0)
+
+    def decide(self, obs, mask, crit, gen):
+        zeros = np.zeros(len(obs), np.float32)  # the teacher's log-probability and value are never read
+        return self.teacher.act_batch(obs, mask, np.zeros(len(obs), np.int64)), zeros, zeros
+
+
 def imitate(agent, optimizer, args: Args, open_collector, say=print) -> int:
     """Behaviour cloning: fit the policy to the heuristic's decisions and the critic to its returns.
 
@@ -125,7 +142,7 @@ def imitate(agent, optimizer, args: Args, open_collector, say=print) -> int:
     target keeps `imitation_smoothing` of its probability spread over the
     legal actions (label smoothing). Returns the env steps played.
     """
-    teacher = open_collector(TeacherWorker)
+    teacher = open_collector(TeacherWorker, TeacherVector)
     try:
         data = teacher.collect(agent.state_dict(), [], seed=(args.seed, 0), num_steps=args.imitation_steps)
     finally:
