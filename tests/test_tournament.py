@@ -61,6 +61,17 @@ def test_duplicate_deals_replay_one_seed_in_every_rotation():
     assert len({r["deal_seed"] for r in plain}) == len(plain), "--plain: a new deal every game"
 
 
+def test_seeds_of_many_rows_are_numpys_seed_sequence():
+    rng = np.random.default_rng(0)
+    deals = rng.integers(0, 2**32, size=40)
+    rotations = rng.integers(0, 7, size=40)
+    for seed in (0, 5, 2**32 + 3, 2**63 - 1):
+        assert T.seeds_of(seed, deals).tolist() == [T.deal_seed(seed, int(d)) for d in deals]
+        assert T.seeds_of(seed, deals, 3, rotations, 2, 2).tolist() == [T.agent_seed(seed, int(d), 3, int(r), 2) for d, r in zip(deals, rotations)]
+    big = deals + 2**32  # words past 32 bits take the one-by-one path
+    assert T.seeds_of(1, big).tolist() == [T.deal_seed(1, int(d)) for d in big]
+
+
 def test_same_deal_same_cards_in_every_rotation():
     import envs
 

@@ -101,7 +101,7 @@ from experiments.tournament.reports import markdown, plot, write_reports
 from experiments.tournament.runner import Job, play, play_job, run_tournament, start_method
 from experiments.tournament.seating import (
     BACKENDS, ENGINES, MODES, ON_ERROR, AgentSpec, agent_seed, check_agents, check_game, check_settings, deal_seed, distinct,
-    make_tables, seat_lineup,
+    make_tables, seat_lineup, seeds_of,
 )
 from experiments.tournament.stats import STATS, Z95, agent_stats, forfeits, mean_ci, pairwise, summarize, variance_reduction, win_shares
 from experiments.tournament.ratings import bradley_terry
@@ -111,5 +111,5 @@ __all__ = [
     "add_run_flags", "agent_seed", "agent_stats", "check_action", "check_agents", "check_backend", "check_game", "check_settings",
     "deal_seed", "distinct", "finish_run", "forfeit_record", "forfeits", "main", "make_tables", "markdown", "mean_ci",
     "bradley_terry", "pairwise", "parse_agents", "play", "play_game", "play_job", "plot", "run_cli", "run_tournament",
-    "seat_lineup", "start_method", "summarize", "variance_reduction", "win_shares", "write_reports",
+    "seat_lineup", "seeds_of", "start_method", "summarize", "variance_reduction", "win_shares", "write_reports",
 ]

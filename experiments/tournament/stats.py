@@ -37,15 +37,23 @@ def win_shares(ranks: Sequence[int]) -> list[float]:
 
 def _per_game(rec: dict) -> dict[str, dict[str, float]]:
     """Per agent name in one game: its mean over its seats of score, reward, win, rank."""
-    wins = win_shares(rec["ranks"])
-    out: dict[str, dict[str, list[float]]] = {}
+    ranks, scores, rewards = rec["ranks"], rec["scores"], rec["rewards"]
+    best = min(ranks)
+    share = 1.0 / ranks.count(best)  # first place, ties shared (as win_shares)
+    sums: dict[str, list] = {}
     for s, name in enumerate(rec["agents"]):
-        d = out.setdefault(name, {k: [] for k in STATS})
-        d["score"].append(rec["scores"][s])
-        d["reward"].append(rec["rewards"][s])
-        d["win"].append(wins[s])
-        d["rank"].append(rec["ranks"][s])
-    return {name: {k: _mean(v) for k, v in d.items()} for name, d in out.items()}
+        win = share if ranks[s] == best else 0.0
+        d = sums.get(name)
+        if d is None:
+            sums[name] = [scores[s], rewards[s], win, ranks[s], 1]
+        else:
+            d[0] += scores[s]
+            d[1] += rewards[s]
+            d[2] += win
+            d[3] += ranks[s]
+            d[4] += 1
+    return {name: {"score": float(d[0]) / d[4], "reward": float(d[1]) / d[4], "win": float(d[2]) / d[4], "rank": float(d[3]) / d[4]}
+            for name, d in sums.items()}
 
 
 def _mean(v: Sequence[float]) -> float:

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from experiments.tournament import match, seating
-from experiments.tournament.seating import AgentSpec, agent_seed, deal_seed, seat_lineup
+from experiments.tournament.seating import AgentSpec, seat_lineup
 
 ROWS_PER_BATCH = 2048  # games stepped together: per-call costs vanish, and a long run still splits over workers
 
@@ -94,7 +94,10 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
     specs = seating.distinct(table)
     games = [(deal, r) for deal in deals for r in range(n)]
     N = len(games)
-    seeds = np.array([deal_seed(job.seed, deal, r, job.duplicate) for deal, r in games], np.int64)
+    deal_of = np.array([deal for deal, _ in games], np.int64)
+    rotation_of = np.array([r for _, r in games], np.int64)
+    # deal_seed and agent_seed for every row at once
+    seeds = seating.seeds_of(job.seed, deal_of) if job.duplicate else seating.seeds_of(job.seed, deal_of, rotation_of, 1)
     # who: the index in `specs` of the agent in each row's seats
     lineups = [seat_lineup(table, r) for _, r in games]
     who = np.array([[specs.index(s) for s in lineup] for lineup in lineups], np.int64)
@@ -105,7 +108,7 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
     for a in agents:
         if callable(getattr(a, "seed_rows", None)):
             if seat_seeds is None:
-                seat_seeds = np.array([[agent_seed(job.seed, deal, t, r, s) for s in range(n)] for deal, r in games], np.int64)
+                seat_seeds = np.stack([seating.seeds_of(job.seed, deal_of, t, rotation_of, s, 2) for s in range(n)], axis=1)
             a.seed_rows(rows, seat_seeds)
         elif callable(getattr(a, "seed", None)):
             # One stream for the whole batch: the same games as long as the batches are (their size is fixed).
