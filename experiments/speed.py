@@ -4,6 +4,7 @@
     python -m experiments.speed --games neu --seconds 2 --repeats 7
     python -m experiments.speed --single-agent      # make_single_agent's overhead instead
     python -m experiments.speed --vector            # the batched engines (envs.vector_env) instead
+    python -m experiments.speed --tournament        # tournaments: games/s on the AEC path and on the batched engine
 
 Every env is driven by the same loop: ``agent_iter`` / ``last`` / a uniform
 legal action / ``step``, resetting when a game ends, on one core. It prints
@@ -165,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--single-agent", action="store_true", help="measure make_single_agent's overhead over the AEC env instead")
     parser.add_argument("--vector", action="store_true", help="time envs.vector_env (batched, one numba thread) instead")
     parser.add_argument("--num-envs", type=cli.count, default=4096, help="tables per vector env (with --vector)")
+    parser.add_argument("--tournament", action="store_true",
+                        help="time heuristic-vs-random tournaments on the AEC path and on the batched engine instead")
+    parser.add_argument("--deals", type=cli.count, default=500, help="deals per tournament (with --tournament)")
+    parser.add_argument("--workers", type=cli.count, default=2, help="worker processes per tournament (with --tournament)")
     args = parser.parse_args(argv)
     games = [g.strip() for g in args.games.split(",") if g.strip()]
     valid = envs.available_games()
@@ -176,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     warnings.simplefilter("ignore")
     if args.single_agent:
         print_single_agent_overhead(games, args.seconds, args.repeats)
+        return 0
+    if args.tournament:
+        from experiments.speed_tournament import print_tournament_speed
+
+        print_tournament_speed(games, args.deals, args.workers, args.repeats)
         return 0
     if args.vector:
         from experiments.speed_vector import print_vector_speed

@@ -30,3 +30,11 @@ def test_bad_arguments(argv, message, capsys):
     with pytest.raises(SystemExit):
         speed.main(argv)
     assert message in capsys.readouterr().err
+
+
+def test_tournament_speed_on_both_paths(capsys):
+    assert speed.main(["--tournament", "--games", "neu", "--deals", "2", "--repeats", "1", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| neu ")]
+    assert [(r[0].strip(), r[1].strip()) for r in rows] == [("neu", "aec"), ("neu", "vector")]
+    assert rows[1][4].strip().endswith("x") and "same games" in out
