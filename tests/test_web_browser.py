@@ -39,6 +39,9 @@ def browser():
 def site(tmp_path_factory):
     folder = tmp_path_factory.mktemp("replays")
     record_games(folder, "neu")
+    first = sorted(folder.glob("*" + replay.SUFFIX))[0].read_text().splitlines()
+    head = json.loads(first[0])  # a header the list cannot use must not empty it
+    (folder / ("bad-agents" + replay.SUFFIX)).write_text("\n".join([json.dumps({**head, "agents": 5})] + first[1:]) + "\n")
     with serve(folder) as url:
         yield url, folder
 
@@ -56,7 +59,7 @@ def page(browser):
 
 def test_watch_a_replay_step_by_step(page, site, tmp_path):
     url, folder = site
-    rep = replay.read(sorted(folder.glob("*" + replay.SUFFIX))[0])
+    rep = replay.read(sorted(folder.glob("neu*" + replay.SUFFIX))[0])
     engine = rep.new_engine()
     page.goto(url)
     page.locator("#replays button").first.click()
@@ -155,3 +158,190 @@ Promise.all(tries).then((r) => {{ document.getElementById("f").submit(); window.
         assert not server.games.games, "a page on another origin started a game"
         with urllib.request.urlopen(target + "/api/setup", timeout=10) as res:
             assert res.status == 200  # and the server still serves
+
+
+GAMES = ["neu", "deadfall", "not_for_me", "not_your_mas_jong"]
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    """Screenshots kept after the run (under pytest's temporary folder, not in the repository)."""
+    folder = tmp_path_factory.getbasetemp() / "web-screenshots"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def new_page(browser, width, height=800):
+    context = browser.new_context(viewport={"width": width, "height": height})
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    return context, pg, errors
+
+
+def start(pg, url, game, seed, auto=True, options=None):
+    pg.goto(url)
+    pg.click("#tab-play")
+    pg.wait_for_selector(f"#p-game option[value={game}]", state="attached")
+    pg.select_option("#p-game", game)
+    pg.fill("#p-seed", str(seed))
+    if options:
+        pg.click("#p-options-box summary")
+        for name, value in options.items():
+            pg.fill(f"#opt-{name}", value)
+    pg.select_option("#speed", "0")
+    if not auto:
+        pg.uncheck("#p-auto")
+    pg.click("#start")
+
+
+def visible_in_viewport(pg, selector):
+    box = pg.locator(selector).first.bounding_box()
+    width = pg.viewport_size["width"]
+    return box is not None and box["width"] > 0 and box["x"] >= 0 and box["x"] + box["width"] <= width + 1
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize("game", GAMES)
+def test_play_each_game_by_clicking_with_a_reload(browser, site, shots, game, width):
+    url, _ = site
+    context, pg, errors = new_page(browser, width)
+    try:
+        # one round where the game has the option, to keep the test short
+        start(pg, url, game, seed=7, options={"rounds": "1"} if game in ("deadfall", "not_for_me") else {})
+        clicks, reloaded, lone_passes = 0, False, 0
+        while True:
+            pg.wait_for_selector("#legal button, #result table")
+            if pg.locator("#result table").count():
+                break
+            if clicks == 3 and not reloaded:
+                before = pg.locator("#moves li").count()
+                game_id = pg.evaluate("location.hash")
+                assert game_id.startswith("#play="), game_id
+                pg.reload()
+                pg.wait_for_selector("#legal button")
+                assert pg.evaluate("location.hash") == game_id
+                assert pg.locator("#moves li").count() == before, "the reload lost moves"
+                reloaded = True
+                if width == 390:
+                    pg.screenshot(path=str(shots / f"play-{game}-{width}.png"), full_page=True)
+            names = pg.evaluate("[...document.querySelectorAll('#legal button')].map((b) => b.textContent)")
+            if names == ["pass"]:
+                lone_passes += 1
+            if clicks < 2 or clicks == 4:  # the table and the move buttons are on screen at this width
+                assert visible_in_viewport(pg, "#legal button") and visible_in_viewport(pg, "#view")
+                assert pg.locator("#legal button").first.get_attribute("title")
+            pg.click(f"#legal button >> nth={clicks % len(names)}")
+            clicks += 1
+            assert clicks < 1500, "the game did not end"
+        assert reloaded or clicks <= 3
+        assert lone_passes == 0, "a lone pass was offered with auto-pass on"
+        assert pg.locator("#result tr").count() >= 3 and pg.locator("#result tr.you").count() == 1
+        assert "The game is over" in pg.inner_text("#result")
+        # the round results are in the log, the last round's hands revealed
+        assert pg.locator("#moves li.round").count() >= 1
+        assert pg.locator("#reveal .hand").count() == pg.locator("#result tr").count() - 1
+        assert pg.locator("#after-game button").count() == 2
+        pg.screenshot(path=str(shots / f"end-{game}-{width}.png"), full_page=True)
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_cards_are_drawn_and_a_lone_pass_waits_when_auto_pass_is_off(browser, site, shots):
+    url, _ = site
+    context, pg, errors = new_page(browser, 1280)
+    try:
+        start(pg, url, "not_your_mas_jong", seed=3, auto=False)
+        pg.wait_for_selector("#legal button")
+        # your hand as cards: one per card name, coloured by suit
+        hand = pg.locator("#hands .hand.mine .card")
+        frame_hand = pg.evaluate("state.shown[state.shown.length - 1].hands[state.game.human]")
+        assert hand.count() == len(frame_hand) > 0
+        assert [c.strip() for c in hand.all_inner_texts()] == [c.split(" ", 1)[-1] if c.split()[0] in ("Red", "Blue", "Green") else c for c in frame_hand]
+        colours = {pg.locator("#hands .hand.mine .card").nth(i).get_attribute("class") for i in range(hand.count())}
+        assert colours & {"card red", "card blue", "card green", "card special"}
+        assert pg.locator("#hands .hand").count() == 1, "another seat's hand was drawn"
+        lone = 0
+        for _ in range(200):
+            pg.wait_for_selector("#legal button, #result table")
+            if pg.locator("#result table").count():
+                break
+            buttons = pg.locator("#legal button")
+            if buttons.count() == 1 and buttons.first.inner_text() == "pass":
+                lone += 1
+            buttons.first.click()
+        assert lone > 0, "with auto-pass off the lone pass is the player's to click"
+        # the rules are one click away
+        pg.click("#rules-open")
+        assert "Not Your Ma's Jong" in pg.inner_text("#rules-text")
+        pg.click("#rules-close")
+        pg.screenshot(path=str(shots / "cards-1280.png"))
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_mode_switches_double_clicks_and_failed_loads(browser, site):
+    url, folder = site
+    context, pg, errors = new_page(browser, 1280)
+    try:
+        start(pg, url, "neu", seed=4)
+        pg.wait_for_selector("#legal button")
+        pg.dblclick("#start")  # a second game may start, but only one per click: never two at once
+        pg.wait_for_selector("#legal button")
+        moves = pg.locator("#moves li").count()
+        game_id = pg.evaluate("state.game.id")
+        pg.click("#tab-watch")
+        pg.click("#tab-play")
+        pg.wait_for_selector("#legal button")
+        assert pg.evaluate("state.game.id") == game_id and pg.locator("#moves li").count() == moves
+        pg.locator("#legal button").first.click()
+        pg.wait_for_selector("#legal button, #result table")
+        # a replay that fails to load leaves nothing of the one before on screen
+        pg.click("#tab-watch")
+        pg.locator("#replays button:not([disabled])").first.click()
+        pg.wait_for_selector("text=move 0 /")
+        pg.evaluate("openReplay('bad-agents', '0')")
+        pg.wait_for_function("document.querySelector('#error').textContent.includes('cannot be read')")
+        assert pg.inner_text("#view") == "" and pg.locator("#moves li").count() == 0
+        assert pg.locator("#watch-controls").is_hidden()
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_double_click_on_start_opens_one_game(browser, site):
+    url, _ = site
+    with running() as server:
+        context, pg, errors = new_page(browser, 1280)
+        try:
+            start_url = server.url
+            pg.goto(start_url)
+            pg.click("#tab-play")
+            pg.wait_for_selector("#p-game option[value=neu]", state="attached")
+            pg.select_option("#p-game", "neu")
+            pg.select_option("#p-bots", "ppo")  # the first game reads the checkpoint: the second click lands while it waits
+            pg.dblclick("#start")
+            pg.wait_for_selector("#legal button")
+            pg.wait_for_timeout(300)
+            assert len(server.games.games) == 1
+        finally:
+            context.close()
+        assert not errors, errors
+
+
+def test_a_bad_header_leaves_the_rest_of_the_list(browser, site):
+    url, folder = site
+    context, pg, errors = new_page(browser, 1280)
+    try:
+        pg.goto(url)
+        pg.wait_for_selector("#replays button")
+        good = len(list(folder.glob("*" + replay.SUFFIX))) - 1
+        assert pg.locator("#replays button:not([disabled])").count() == good
+        bad = pg.locator("#replays button[disabled]")
+        assert bad.count() == 1 and "agents must be a list" in bad.first.inner_text()
+        assert "won by" in pg.inner_text("#replays")
+    finally:
+        context.close()
+    assert not errors, errors

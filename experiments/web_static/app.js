@@ -6,10 +6,11 @@ const $ = (id) => document.getElementById(id);
 
 const state = {
   mode: "watch",
+  setup: null,
   // watch
-  replayId: null, replay: null, pos: 0, timer: null,
+  replayId: null, replay: null, pos: 0, timer: null, replays: [],
   // play
-  game: null, shown: [], queue: [], legal: [], result: null, animating: null,
+  game: null, shown: [], queue: [], legal: [], animating: null, busy: false, lastBody: null,
 };
 
 async function api(method, url, body) {
@@ -19,7 +20,8 @@ async function api(method, url, body) {
     opts.body = JSON.stringify(body);
   }
   const res = await fetch(url, opts);
-  const data = await res.json();
+  let data;
+  try { data = await res.json(); } catch (e) { throw new Error(`${res.status} ${res.statusText}`); }
   if (!res.ok) throw new Error(data.error || res.statusText);
   return data;
 }
@@ -35,14 +37,46 @@ function el(tag, props, ...children) {
 
 function delay() { return Number($("speed").value); }
 
+// The URL keeps what is on screen, so that a reload or a shared link comes back to it.
+function setHash(params) {
+  const text = new URLSearchParams(params).toString();
+  history.replaceState(null, "", text ? `#${text}` : location.pathname);
+}
+
+// -- cards -----------------------------------------------------------------------------------
+// A card name as the engines write it ("Red 3", "-10", "W", "pass", "Spring"): a coloured
+// card for a suit colour, a plain one for a number, a dark one for an action or special card.
+const COLOURS = ["red", "blue", "green", "yellow"];
+
+function cardEl(name) {
+  const text = String(name);
+  const words = text.split(" ");
+  const colour = COLOURS.find((c) => words[0].toLowerCase() === c);
+  let kind = "special";
+  if (colour) kind = colour;
+  else if (/^-?\d+$/.test(text)) kind = "number";
+  const value = colour ? words.slice(1).join(" ") : text;
+  return el("span", { className: `card ${kind}`, title: text }, el("b", { textContent: value }));
+}
+
+function handRow(label, cards, mine) {
+  const row = el("div", { className: "hand" + (mine ? " mine" : "") }, el("span", { className: "who", textContent: label }));
+  const box = el("span", { className: "cards" });
+  if (!cards.length) box.append(el("span", { className: "note", textContent: "no cards" }));
+  for (const c of cards) box.append(cardEl(c));
+  row.append(box);
+  return row;
+}
+
 // -- drawing a frame ---------------------------------------------------------------------
 // In play mode the human's entry in `agents` is "you"; in watch mode every seat shows its agent.
 function seatLabel(seat, agents) {
   if (seat === null) return "others (secret)";  // decisions whose seat is kept from this view
-  return agents && agents[seat] ? `player_${seat} (${agents[seat]})` : `player_${seat}`;
+  const a = Array.isArray(agents) ? agents[seat] : null;
+  return a ? `player_${seat} (${a})` : `player_${seat}`;
 }
 
-function drawView(frame, you) {
+function drawView(frame, you, agents) {
   const view = $("view");
   view.replaceChildren();
   frame.text.split("\n").forEach((line, i) => {
@@ -50,6 +84,11 @@ function drawView(frame, you) {
     const bare = line.replace(/^[\s>]+/, "");
     const mine = you !== null && (bare.startsWith(`player_${you} (you)`) || bare.startsWith(`player_${you}:`) || line.startsWith("Your hand"));
     view.append(el("div", { className: (i === 0 ? "head " : "") + (mine ? "you" : ""), textContent: line || " " }));
+  });
+  const hands = $("hands");
+  hands.replaceChildren();
+  (frame.hands || []).forEach((cards, s) => {
+    if (cards) hands.append(handRow(s === you ? "your hand" : seatLabel(s, agents), cards, s === you));
   });
 }
 
@@ -64,7 +103,29 @@ function drawResult(frame, agents, you) {
     table.append(el("tr", { className: s === you ? "you" : "" },
       el("td", { textContent: String(ranks[s]) }), el("td", { textContent: seatLabel(s, agents) }), el("td", { textContent: String(scores[s]) })));
   }
-  box.append(el("h2", { textContent: "Final scores and ranks" }), table);
+  const winners = order.filter((s) => ranks[s] === 1).map((s) => seatLabel(s, agents));
+  box.append(el("h2", { textContent: "Final scores and ranks" }),
+    el("p", { className: "why", textContent: `The game is over: ${winners.join(" and ")} ${winners.length > 1 ? "share" : "takes"} first place.` }), table);
+}
+
+function signed(x) { return x > 0 ? `+${x}` : String(x); }
+
+// A round's end in the game's words: the engine's facts ("round_loser: player_2"), each seat's change.
+function roundText(r, agents) {
+  const facts = Object.entries(r.facts)
+    .filter(([, v]) => v !== null && v !== -1 && !(Array.isArray(v)))
+    .map(([k, v]) => `${k.replaceAll("_", " ")}: ${v}`);
+  const changes = r.changes.map((d, s) => (d ? `${seatLabel(s, agents)} ${signed(d)}` : null)).filter(Boolean);
+  return `round over — ${facts.join(", ")}${changes.length ? `; scores: ${changes.join(", ")}` : ""}`;
+}
+
+function drawReveal(rounds, agents, you) {
+  const box = $("reveal");
+  box.replaceChildren();
+  if (!rounds || !rounds.length) return;
+  const r = rounds[rounds.length - 1];
+  box.append(el("h2", { textContent: "Round over: every hand" }), el("p", { className: "why", textContent: roundText(r, agents) }));
+  r.hands.forEach((cards, s) => box.append(handRow(s === you ? "you" : seatLabel(s, agents), cards, s === you)));
 }
 
 function moveText(frame, agents, you) {
@@ -74,23 +135,66 @@ function moveText(frame, agents, you) {
 }
 
 function logItem(frame, agents, you, onClick) {
-  const li = el("li", { textContent: frame.move ? `${seatLabel(frame.move.seat, agents)}: ${frame.move.name}` : "start of the game", value: frame.step });
+  let text = frame.move ? `${seatLabel(frame.move.seat, agents)}: ${frame.move.name}` : "start of the game";
+  if (frame.auto) text += " (your only move, played for you)";
+  const li = el("li", { textContent: text, value: frame.step });
   if (frame.move && frame.move.seat === you) li.classList.add("mine");
   if (onClick) li.addEventListener("click", onClick);
   return li;
 }
 
+function logRounds(frame, agents) {
+  for (const r of frame.rounds || []) $("moves").append(el("li", { className: "round", textContent: roundText(r, agents), value: frame.step }));
+}
+
+function clearTable() {
+  for (const id of ["view", "hands", "moves", "result", "reveal", "legal"]) $(id).replaceChildren();
+  $("lastmove").textContent = "";
+  $("after-game").classList.add("hidden");
+}
+
 // -- watch mode ----------------------------------------------------------------------------
 async function loadReplays() {
   const { replays } = await api("GET", "/api/replays");
+  state.replays = replays;
+  const games = [...new Set(replays.filter((r) => !r.unreadable).map((r) => r.game))].sort();
+  const filter = $("r-game");
+  const keep = filter.value;
+  filter.replaceChildren(el("option", { value: "", textContent: "all games" }), ...games.map((g) => el("option", { value: g, textContent: g.replaceAll("_", " ") })));
+  filter.value = games.includes(keep) ? keep : "";
+  drawReplayList();
+}
+
+function drawReplayList() {
   const list = $("replays");
   list.replaceChildren();
-  $("no-replays").classList.toggle("hidden", replays.length > 0);
-  for (const r of replays) {
-    const b = el("button", { type: "button" }, `${r.game} · ${r.players} players`, el("small", { textContent: r.id }), el("small", { textContent: (r.agents || []).join(", ") }));
-    b.dataset.id = r.id;
-    b.addEventListener("click", () => openReplay(r.id, "0"));
-    list.append(el("li", {}, b));
+  const game = $("r-game").value, words = $("r-filter").value.trim().toLowerCase();
+  const shown = state.replays.filter((r) => (!game || r.game === game) &&
+    (!words || `${r.id} ${r.game || ""} ${Array.isArray(r.agents) ? r.agents.join(" ") : ""}`.toLowerCase().includes(words)));
+  $("no-replays").classList.toggle("hidden", state.replays.length > 0);
+  const groups = new Map();
+  for (const r of shown) {
+    const key = r.unreadable ? "unreadable files" : String(r.game);
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(r);
+  }
+  for (const [key, items] of [...groups].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const ul = el("ul", {});
+    for (const r of items) {
+      let b;
+      if (r.unreadable) {
+        b = el("button", { type: "button", disabled: true, title: r.unreadable }, r.id, el("small", { textContent: r.unreadable }));
+      } else {
+        const agents = Array.isArray(r.agents) ? r.agents : [];
+        const won = Array.isArray(r.winners) && r.winners.length ? `won by ${r.winners.map((s) => seatLabel(s, agents)).join(", ")}` : "";
+        b = el("button", { type: "button" }, `${r.players} players · ${agents.join(", ")}`, el("small", { textContent: r.id }), el("small", { className: "won", textContent: won }));
+        b.addEventListener("click", () => openReplay(r.id, "0"));
+      }
+      b.dataset.id = r.id;
+      b.classList.toggle("active", r.id === state.replayId);
+      ul.append(el("li", {}, b));
+    }
+    list.append(el("details", { open: true }, el("summary", { textContent: `${key.replaceAll("_", " ")} (${items.length})` }), ul));
   }
 }
 
@@ -98,15 +202,26 @@ async function openReplay(id, view) {
   stopAutoplay();
   showError(null);
   const keepPos = id === state.replayId ? state.pos : 0;
+  let r;
   try {
-    state.replay = await api("GET", `/api/replays/${encodeURIComponent(id)}?view=${encodeURIComponent(view)}`);
-  } catch (err) { showError(err); return; }
-  state.replayId = id;
+    r = await api("GET", `/api/replays/${encodeURIComponent(id)}?view=${encodeURIComponent(view)}`);
+  } catch (err) {
+    // nothing of an earlier replay stays on screen under the error
+    state.replay = null; state.replayId = null;
+    clearTable();
+    $("seat-box").classList.add("hidden"); $("watch-controls").classList.add("hidden");
+    $("info").textContent = `Replay ${id} cannot be shown.`;
+    for (const b of $("replays").querySelectorAll("button")) b.classList.remove("active");
+    showError(err);
+    return;
+  }
+  if (state.mode !== "watch") return;
+  state.replay = r; state.replayId = id;
+  setHash({ watch: id, view: String(r.view) });
   for (const b of $("replays").querySelectorAll("button")) b.classList.toggle("active", b.dataset.id === id);
-  const r = state.replay;
   const seat = $("seat");
   seat.replaceChildren();
-  for (let s = 0; s < r.players; s++) seat.append(el("option", { value: String(s), textContent: `player_${s} (${r.agents[s]})` }));
+  for (let s = 0; s < r.players; s++) seat.append(el("option", { value: String(s), textContent: seatLabel(s, r.agents) }));
   seat.append(el("option", { value: "spectator", textContent: "spectator (shows hidden cards)" }));
   seat.value = String(r.view);
   $("seat-box").classList.remove("hidden");
@@ -114,8 +229,9 @@ async function openReplay(id, view) {
   const you = r.view === "spectator" ? null : r.view;
   const what = you === null ? "as a spectator: every hand is shown" : `from player_${you}'s seat: only what that seat may see`;
   $("info").textContent = `${r.game} · ${r.players} players · ${r.agents.join(", ")} — watching ${what}`;
+  setRules(r.game);
+  clearTable();
   const moves = $("moves");
-  moves.replaceChildren();
   r.frames.forEach((f, i) => moves.append(logItem(f, r.agents, you, () => { stopAutoplay(); goTo(i); })));
   $("slider").max = String(r.frames.length - 1);
   goTo(Math.min(keepPos, r.frames.length - 1));
@@ -127,7 +243,7 @@ function goTo(pos) {
   state.pos = Math.max(0, Math.min(pos, r.frames.length - 1));
   const f = r.frames[state.pos];
   const you = r.view === "spectator" ? null : r.view;
-  drawView(f, you);
+  drawView(f, you, r.agents);
   $("lastmove").textContent = moveText(f, r.agents, you);
   $("slider").value = String(state.pos);
   $("step-label").textContent = `move ${state.pos} / ${r.frames.length - 1}`;
@@ -157,56 +273,128 @@ function toggleAutoplay() {
   state.timer = setTimeout(autoplayTick, delay());
 }
 
+// -- rules -----------------------------------------------------------------------------------
+function setRules(game) {
+  const g = state.setup && state.setup.games.find((x) => x.game === game);
+  $("rules-text").textContent = g ? g.rules : "";
+  $("rules-title").textContent = g ? `Rules: ${game.replaceAll("_", " ")}` : "Rules";
+}
+
 // -- play mode -------------------------------------------------------------------------------
 async function loadSetup() {
-  const setup = await api("GET", "/api/setup");
+  state.setup = await api("GET", "/api/setup");
   const games = $("p-game");
-  for (const g of setup.games) {
-    const o = el("option", { value: g.game, textContent: g.game.replaceAll("_", " ") });
-    Object.assign(o.dataset, { min: g.min_players, max: g.max_players, def: g.default_players });
-    games.append(o);
-  }
-  for (const b of setup.bots) $("p-bots").append(el("option", { value: b, textContent: b, selected: b === "heuristic" }));
-  games.value = setup.games.some((g) => g.game === "neu") ? "neu" : setup.games[0].game;
+  for (const g of state.setup.games) games.append(el("option", { value: g.game, textContent: g.game.replaceAll("_", " ") }));
+  games.value = state.setup.games.some((g) => g.game === "neu") ? "neu" : state.setup.games[0].game;
   gameChanged();
 }
 
+function gameInfo() { return state.setup.games.find((g) => g.game === $("p-game").value); }
+
 function gameChanged() {
-  const o = $("p-game").selectedOptions[0];
+  const g = gameInfo();
   const p = $("p-players");
-  p.min = o.dataset.min; p.max = o.dataset.max; p.value = o.dataset.def;
+  p.min = g.min_players; p.max = g.max_players; p.value = g.default_players;
+  const box = $("p-options");
+  box.replaceChildren();
+  for (const o of g.rule_options) {
+    const input = el("input", { id: `opt-${o.name}`, placeholder: o.default === null ? "default" : JSON.stringify(o.default), title: o.help });
+    input.dataset.option = o.name;
+    box.append(el("label", { htmlFor: input.id, textContent: o.name.replaceAll("_", " ") }), input, el("small", { className: "note", textContent: o.help }));
+  }
+  if (!g.rule_options.length) box.append(el("p", { className: "note", textContent: "This game has no rule options." }));
+  playersChanged();
+  if (state.mode === "play" && !state.game) setRules(g.game);
 }
 
-async function startGame(ev) {
-  ev.preventDefault();
-  showError(null);
+function playersChanged() {
+  const g = gameInfo();
+  const kinds = g.bots[$("p-players").value] || ["random", "heuristic"];
+  const bots = $("p-bots");
+  const keep = bots.value || "heuristic";
+  bots.replaceChildren(...kinds.map((k) => el("option", { value: k, textContent: k })));
+  bots.value = kinds.includes(keep) ? keep : "heuristic";
+  $("p-seat").max = String(Number($("p-players").value) - 1);
+}
+
+function formBody() {
   const seed = $("p-seed").value.trim();
-  const body = {
+  const options = {};
+  for (const input of $("p-options").querySelectorAll("input")) {
+    const text = input.value.trim();
+    if (text === "") continue;
+    try { options[input.dataset.option] = JSON.parse(text); } catch (e) { options[input.dataset.option] = text; }
+  }
+  return {
     game: $("p-game").value, players: Number($("p-players").value), human: Number($("p-seat").value),
-    bots: $("p-bots").value, seed: seed === "" ? null : Number(seed),
+    bots: $("p-bots").value, seed: seed === "" ? null : Number(seed), rule_options: options, auto_pass: $("p-auto").checked,
   };
-  let data;
-  try { data = await api("POST", "/api/games", body); } catch (err) { showError(err); return; }
+}
+
+// One request at a time: a second click on Start or on a move while one is under way does nothing.
+async function busy(work) {
+  if (state.busy) return;
+  state.busy = true;
+  $("start").disabled = true;
+  const thinking = setTimeout(() => $("thinking").classList.remove("hidden"), 150);
+  try { await work(); } finally {
+    clearTimeout(thinking);
+    $("thinking").classList.add("hidden");
+    state.busy = false;
+    $("start").disabled = false;
+  }
+}
+
+function startGame(ev, body) {
+  if (ev) ev.preventDefault();
+  body = body || formBody();
+  return busy(async () => {
+    showError(null);
+    let data;
+    try { data = await api("POST", "/api/games", body); } catch (err) { showError(err); return; }
+    state.lastBody = body;
+    if (state.mode !== "play") return;
+    beginGame(data, false);
+  });
+}
+
+function beginGame(data, instant) {
   clearTimeout(state.animating);
   state.game = data;
-  state.shown = []; state.queue = []; state.legal = []; state.result = null;
-  $("moves").replaceChildren();
-  $("result").replaceChildren();
+  state.shown = []; state.queue = []; state.legal = [];
+  clearTable();
+  setHash({ play: data.id });
+  setRules(data.game);
   $("info").textContent = `${data.game} · ${data.players} players · you are player_${data.human}; bots: ${data.agents.filter((a) => a !== "you").join(", ")}`;
-  receive(data);
+  receive(data, instant);
 }
 
-function receive(data) {
+async function resumeGame(id) {
+  return busy(async () => {
+    let data;
+    try { data = await api("GET", `/api/games/${encodeURIComponent(id)}`); } catch (err) {
+      setHash({});
+      state.game = null;
+      $("info").textContent = "That game is no longer open (idle games are dropped). Start another on the left.";
+      showError(err);
+      return;
+    }
+    if (state.mode === "play") beginGame(data, true);
+  });
+}
+
+function receive(data, instant) {
   state.queue.push(...data.frames);
   state.legal = data.legal;
-  if (data.over) state.game.seed = data.seed;
+  if (data.over) Object.assign(state.game, { seed: data.seed, replay: data.replay, over: true });
   $("legal").replaceChildren();
-  animate();
+  animate(instant);
 }
 
 // Bot moves appear one by one; the human's buttons come back once all are shown.
-function animate() {
+function animate(instant) {
   const g = state.game;
+  if (!g) return;
   if (state.queue.length === 0) {
     state.animating = null;
     showLegal();
@@ -214,12 +402,16 @@ function animate() {
   }
   const f = state.queue.shift();
   state.shown.push(f);
-  drawView(f, g.human);
+  drawView(f, g.human, g.agents);
   $("lastmove").textContent = moveText(f, g.agents, g.human);
   const li = logItem(f, g.agents, g.human, null);
   $("moves").append(li);
-  li.scrollIntoView({ block: "nearest" });
+  logRounds(f, g.agents);
+  $("moves").lastChild.scrollIntoView({ block: "nearest" });
+  if (f.rounds) drawReveal(f.rounds, g.agents, g.human);
+  else if (f.move && f.move.seat === g.human) $("reveal").replaceChildren();  // your next move clears the last round's hands
   if (f.over) drawResult(f, g.agents, g.human);
+  if (instant) { animate(true); return; }
   const wait = f.move && f.move.seat !== g.human && state.queue.length > 0 ? delay() : 0;
   state.animating = setTimeout(animate, wait);
 }
@@ -229,41 +421,100 @@ function showLegal() {
   box.replaceChildren();
   const last = state.shown[state.shown.length - 1];
   if (last && last.over) {
-    box.append(el("span", { className: "note", textContent: `Game over (seed ${state.game.seed}). Start another on the left.` }));
+    box.append(el("span", { className: "note", textContent: `Game over (seed ${state.game.seed}).` }));
+    $("after-game").classList.remove("hidden");
     return;
   }
   if (state.legal.length) box.append(el("h2", { textContent: "Your move" }));
   for (const m of state.legal) {
-    const b = el("button", { type: "button", textContent: m.name });
+    const b = el("button", { type: "button", textContent: m.name, title: explain(state.game.game, m.name) });
     b.dataset.action = String(m.action);
     b.addEventListener("click", () => act(m.action));
     box.append(b);
   }
 }
 
-async function act(action) {
-  showError(null);
-  $("legal").replaceChildren();
-  let data;
-  try { data = await api("POST", `/api/games/${state.game.id}/act`, { action }); } catch (err) { showError(err); showLegal(); return; }
-  receive(data);
+function act(action) {
+  return busy(async () => {
+    showError(null);
+    $("legal").replaceChildren();
+    let data;
+    try { data = await api("POST", `/api/games/${state.game.id}/act`, { action }); } catch (err) { showError(err); showLegal(); return; }
+    if (state.mode === "play" && state.game && data.id === state.game.id) receive(data, false);
+  });
+}
+
+function saveReplay() {
+  const g = state.game;
+  if (!g || !g.replay) return;
+  const a = el("a", { href: URL.createObjectURL(new Blob([g.replay], { type: "application/jsonl" })), download: `${g.game}-${g.players}p-seed${g.seed}.replay.jsonl` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+}
+
+function playAgain() {
+  const g = state.game;
+  if (!g) return;
+  const body = { ...(state.lastBody || { game: g.game, players: g.players, human: g.human, bots: g.agents.find((a) => a !== "you") }), seed: g.seed };
+  startGame(null, body);
+}
+
+// -- move explanations ---------------------------------------------------------------------------
+// What a move does, in the game's words (docs/RULES.md), shown as the button's tooltip.
+const EXPLAIN = {
+  neu: [
+    [/^play -10$/, "lowers the running total by 10"], [/^play -1$/, "lowers the running total by 1"],
+    [/^play 101$/, "sets the running total to 101"], [/^play (\d+)$/, "adds $1 to the running total; a player who cannot stay at or under 101 loses the round and pays a chip"],
+    [/^pass$/, "adds nothing; the next player plays"], [/^turn$/, "adds nothing and reverses the direction of play"],
+    [/^shot (player_\d+)$/, "adds nothing; $1 plays next"], [/^double$/, "adds nothing; the next player plays twice"],
+  ],
+  deadfall: [
+    [/^play (\d+)$/, "lay your $1 face up on your stack (as a door card: face down until the layer is complete)"],
+    [/^DEAD (\d+)$/, "claim no hand at the table holds a $1: right, the target pays you $1 chips and you take the pot; wrong, you pay the target"],
+  ],
+  not_for_me: [
+    [/^play (.+)$/, "play $1 onto the field: the same count with a higher number, or more cards with a lower number"],
+    [/^for you (\d+)s to (player_\d+)$/, "For You: hand $2 all your $1s face down; they accept them or say not for me"],
+    [/^accept$/, "take the offered cards into your hand"], [/^not for me$/, "refuse the offer: the giver takes the cards back and must play"],
+    [/^draw (.+)$/, "draw a card from the $1"],
+  ],
+  not_your_mas_jong: [
+    [/^discard (.+)$/, "discard $1; the other players may steal it"],
+    [/^steal (.+)$/, "take the discard to complete a set ($1) with two of your cards; you discard next"],
+    [/^pass$/, "let the discard go"],
+  ],
+};
+
+function explain(game, name) {
+  for (const [pattern, text] of EXPLAIN[game] || []) {
+    const m = name.match(pattern);
+    if (m) return `${name}: ${text.replaceAll("$1", m[1] || "").replaceAll("$2", m[2] || "")}`;
+  }
+  return name;
 }
 
 // -- wiring ---------------------------------------------------------------------------------------
 function setMode(mode) {
   state.mode = mode;
   stopAutoplay();
+  clearTimeout(state.animating);
+  state.animating = null; state.queue = [];
   $("tab-watch").classList.toggle("active", mode === "watch");
   $("tab-play").classList.toggle("active", mode === "play");
   $("watch-side").classList.toggle("hidden", mode !== "watch");
   $("play-side").classList.toggle("hidden", mode !== "play");
   for (const id of ["seat-box", "watch-controls"]) $(id).classList.toggle("hidden", mode !== "watch" || !state.replay);
   $("legal").classList.toggle("hidden", mode !== "play");
-  $("view").replaceChildren(); $("moves").replaceChildren(); $("result").replaceChildren(); $("lastmove").textContent = "";
-  $("info").textContent = mode === "watch" ? "Pick a replay on the left." : "Choose a game on the left and press Start.";
-  if (mode === "watch" && state.replayId) openReplay(state.replayId, $("seat").value);
-  clearTimeout(state.animating);
-  state.animating = null; state.queue = []; state.game = null;
+  clearTable();
+  if (mode === "watch") {
+    $("info").textContent = "Pick a replay on the left.";
+    if (state.replayId) openReplay(state.replayId, $("seat").value); else setHash({});
+  } else {
+    $("info").textContent = "Choose a game on the left and press Start.";
+    // the game under way comes back as it was
+    if (state.game) resumeGame(state.game.id); else { setHash({}); if (state.setup) setRules($("p-game").value); }
+  }
 }
 
 function init() {
@@ -276,15 +527,25 @@ function init() {
   $("last").addEventListener("click", () => { stopAutoplay(); goTo(Infinity); });
   $("autoplay").addEventListener("click", toggleAutoplay);
   $("slider").addEventListener("input", () => { stopAutoplay(); goTo(Number($("slider").value)); });
+  $("r-game").addEventListener("change", drawReplayList);
+  $("r-filter").addEventListener("input", drawReplayList);
   $("p-game").addEventListener("change", gameChanged);
+  $("p-players").addEventListener("change", playersChanged);
   $("play-side").addEventListener("submit", startGame);
+  $("again").addEventListener("click", playAgain);
+  $("save").addEventListener("click", saveReplay);
+  $("rules-open").addEventListener("click", () => $("rules").showModal());
+  $("rules-close").addEventListener("click", () => $("rules").close());
   document.addEventListener("keydown", (ev) => {
     if (state.mode !== "watch" || !state.replay || ["INPUT", "SELECT"].includes(document.activeElement.tagName)) return;
     const keys = { ArrowLeft: () => goTo(state.pos - 1), ArrowRight: () => goTo(state.pos + 1), Home: () => goTo(0), End: () => goTo(Infinity), " ": toggleAutoplay };
     if (keys[ev.key]) { ev.preventDefault(); if (ev.key !== " ") stopAutoplay(); keys[ev.key](); }
   });
-  loadReplays().catch(showError);
-  loadSetup().catch(showError);
+  const hash = new URLSearchParams(location.hash.slice(1));
+  Promise.all([loadReplays(), loadSetup()]).catch(showError).then(() => {
+    if (hash.get("play")) { state.game = { id: hash.get("play") }; setMode("play"); }
+    else if (hash.get("watch")) openReplay(hash.get("watch"), hash.get("view") || "0");
+  });
 }
 
 init();
