@@ -10,9 +10,11 @@ nothing is downloaded at run time. Without either, the tests skip and say which 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -165,9 +167,9 @@ GAMES = ["neu", "deadfall", "not_for_me", "not_your_mas_jong"]
 
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory):
-    """Screenshots kept after the run (under pytest's temporary folder, not in the repository)."""
-    folder = tmp_path_factory.getbasetemp() / "web-screenshots"
-    folder.mkdir(exist_ok=True)
+    """Screenshots kept after the run: in $CARDZOO_SCREENSHOTS when set, else under pytest's temporary folder."""
+    folder = Path(os.environ["CARDZOO_SCREENSHOTS"]) if os.environ.get("CARDZOO_SCREENSHOTS") else tmp_path_factory.getbasetemp() / "web-screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
     return folder
 
 

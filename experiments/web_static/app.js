@@ -77,6 +77,7 @@ function seatLabel(seat, agents) {
 }
 
 function drawView(frame, you, agents) {
+  document.body.classList.add("has-table");
   const view = $("view");
   view.replaceChildren();
   frame.text.split("\n").forEach((line, i) => {
@@ -148,6 +149,7 @@ function logRounds(frame, agents) {
 }
 
 function clearTable() {
+  document.body.classList.remove("has-table");
   for (const id of ["view", "hands", "moves", "result", "reveal", "legal"]) $(id).replaceChildren();
   $("lastmove").textContent = "";
   $("after-game").classList.add("hidden");
@@ -375,7 +377,7 @@ async function resumeGame(id) {
     try { data = await api("GET", `/api/games/${encodeURIComponent(id)}`); } catch (err) {
       setHash({});
       state.game = null;
-      $("info").textContent = "That game is no longer open (idle games are dropped). Start another on the left.";
+      $("info").textContent = "That game is no longer open (idle games are dropped). Start another.";
       showError(err);
       return;
     }
@@ -508,10 +510,10 @@ function setMode(mode) {
   $("legal").classList.toggle("hidden", mode !== "play");
   clearTable();
   if (mode === "watch") {
-    $("info").textContent = "Pick a replay on the left.";
+    $("info").textContent = "Pick a replay.";
     if (state.replayId) openReplay(state.replayId, $("seat").value); else setHash({});
   } else {
-    $("info").textContent = "Choose a game on the left and press Start.";
+    $("info").textContent = "Choose a game and press Start.";
     // the game under way comes back as it was
     if (state.game) resumeGame(state.game.id); else { setHash({}); if (state.setup) setRules($("p-game").value); }
   }
