@@ -58,6 +58,7 @@ from agents.base import can_act_batch
 from agents.checkpoint import MAX_HIDDEN, make_checkpoint, save_checkpoint
 from agents.network import ActorCritic
 from train.cli import check_numbers
+from train import ppo
 from train.ppo import SCALE_GAMES, ppo_update
 from train.rollout import measure_scales
 from train.rollout_vector import GrowingColumns
@@ -73,7 +74,9 @@ DEFAULT_STEPS = 1_000_000
 
 # ---------------------------------------------------------------- arguments
 @dataclass
-class Args:
+class Flags:
+    """The best response's own settings; `Args` adds train.ppo's PPO settings after them."""
+
     game: str = field(default="neu", metadata={"help": "which game"})
     players: int = field(default=4, metadata={"help": "number of players"})
     target: str = field(default="heuristic", metadata={"help": "the agent to exploit: any agent spec (random, heuristic, ppo, ppo:PATH, FILE.py:Name, package.module:Name)"})
@@ -82,16 +85,6 @@ class Args:
     seed: int = field(default=0, metadata={"help": f"seed for everything, 0 to {MAX_SEED:,}"})
     num_envs: int = field(default=64, metadata={"help": "batch rows (games) played side by side"})
     rollout_steps: int = field(default=16_384, metadata={"help": "env agent-steps per update (whole games, so a little more)"})
-    learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate, annealed linearly to 0 over the budget"})
-    gamma: float = field(default=0.995, metadata={"help": "discount per own decision"})
-    gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
-    num_minibatches: int = field(default=4, metadata={"help": "minibatches per epoch"})
-    update_epochs: int = field(default=4, metadata={"help": "passes over each rollout"})
-    clip_coef: float = field(default=0.2, metadata={"help": "PPO ratio clip"})
-    ent_coef: float = field(default=0.01, metadata={"help": "entropy bonus"})
-    vf_coef: float = field(default=0.5, metadata={"help": "value loss weight"})
-    max_grad_norm: float = field(default=0.5, metadata={"help": "gradient norm clip"})
-    hidden: int = field(default=128, metadata={"help": "width of the two hidden layers"})
     out: str = field(default="", metadata={"help": "run folder (default: runs/best_response/<game>_<players>p_vs_<target>_s<seed>, numbered -2, -3, ... when taken)"})
     # Not flags: the value reads the observation (what ppo_update reads), and a best response always
     # starts from scratch in a new folder (what RunFolder reads).
@@ -101,6 +94,14 @@ class Args:
 
     def budget(self) -> str:
         return f"{self.minutes:g} minutes" if self.minutes else f"{self.steps:,} steps"
+
+
+# The PPO settings are train.ppo's own fields: the same flags, defaults and help.
+PPO_SETTINGS = ("learning_rate", "gamma", "gae_lambda", "num_minibatches", "update_epochs", "clip_coef", "ent_coef",
+                "vf_coef", "max_grad_norm", "hidden")
+Args = dataclasses.make_dataclass(
+    "Args", [(f.name, f.type, field(default=f.default, metadata=f.metadata)) for f in dataclasses.fields(ppo.Args)
+             if f.name in PPO_SETTINGS], bases=(Flags,), namespace={"__module__": __name__})
 
 
 INT_BOUNDS = {"players": (1, 64), "steps": (0, 10**12), "seed": (0, MAX_SEED), "num_envs": (1, 65_536),
