@@ -16,8 +16,8 @@ GAE along each seat's own stream), the run folder and its log
 * the target is any agent spec (`agents.make_agent`). One that has the batched
   protocol (``act_batch``, `agents.base`) answers all its rows in one call,
   and is told the seed of each seat of each new game (``seed_rows``) and the
-  new games (``reset_rows``) when it has those hooks (it is then handed every
-  row, the learner's too, so that each row's stream stays its own); any other target gets
+  new games (``reset_rows``) when it has those hooks (and then which rows
+  each call's rows are, ``rows=``); any other target gets
   one agent object per row and seat, seeded and reset at the start of each of
   that row's games, and one ``act()`` call per move on the observation dict;
 * rewards and streams are kept as in `train.rollout_vector`: every reward of a
@@ -54,7 +54,7 @@ import torch
 
 import envs
 from agents import make_agent, spec_label
-from agents.base import can_act_batch
+from agents.base import act_by_agent, can_act_batch
 from agents.checkpoint import MAX_HIDDEN, make_checkpoint, save_checkpoint
 from agents.network import ActorCritic
 from train.cli import check_numbers
@@ -160,8 +160,6 @@ class Target:
         self.game, self.n = game, num_players
         self.agent = make_agent(spec, game, num_players, seed=0)  # a bad spec fails here, in one line
         self.batched = can_act_batch(self.agent)
-        # A batched agent that seeds or remembers per batch row (`agents.base`) must see the rows where they are.
-        self.row_state = any(callable(getattr(self.agent, h, None)) for h in ("seed_rows", "reset_rows"))
         self.agents: list[list] = []  # without act_batch: one agent per row and seat, as the AEC path seats them
 
     def _row(self, r: int) -> list:
@@ -191,10 +189,10 @@ class Target:
 
     def moves(self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> np.ndarray:
         """The target's move at each of `rows` (the seat to act there is the target's)."""
-        if self.batched and self.row_state:  # its streams and memory follow the batch row: give it every row
-            a = np.asarray(self.agent.act_batch(obs, mask, seat), np.int64).reshape(-1)[rows]
-        elif self.batched:
-            a = np.asarray(self.agent.act_batch(obs[rows], mask[rows], seat[rows]), np.int64).reshape(-1)
+        if self.batched:  # one call on its rows (told which rows they are when it keeps state per row)
+            who = np.full(len(seat), -1)
+            who[rows] = 0
+            a = act_by_agent([self.agent], who, obs, mask, seat)[rows]
         else:
             a = np.array([self.agents[r][seat[r]].act({"observation": obs[r], "action_mask": mask[r]})
                           for r in rows.tolist()], np.int64)
