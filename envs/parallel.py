@@ -36,12 +36,13 @@ then every agent is truncated), ``minimal_infos`` (infos hold only
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from envs.adapter import CardGameEnv
+if TYPE_CHECKING:  # the adapter builds this class: a run-time import would be a circle
+    from envs.adapter import CardGameEnv
 
 
 class ParallelCardGameEnv(ParallelEnv):
