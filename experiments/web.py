@@ -28,30 +28,34 @@ API (JSON; errors are ``{"error": "<one line>"}`` with a 4xx status: 400 for
 a bad request, 403 for another site, 404 for an unknown id, 411/413/415 for a
 body without a length, too long, or not JSON):
 
-* ``GET /api/setup`` -> the games (with their player counts, rule options and
-  bot kinds per player count).
-* ``GET /api/replays`` -> ``{"replays": [{"id", "game", "players", "agents"} or
-  {"id", "unreadable": "<why>"}, ...], "max_bytes"}``: a file over
+* ``GET /api/setup`` -> the games (with their player counts, rule options,
+  bot kinds per player count and rules).
+* ``GET /api/replays`` -> ``{"replays": [{"id", "game", "players", "agents",
+  "winners"} or {"id", "unreadable": "<why>"}, ...], "max_bytes"}``: a file over
   MAX_REPLAY_BYTES or with a header that does not check is never parsed.
 * ``GET /api/replays/<id>?view=<seat>|spectator`` (default seat 0) -> the
   game's header and ``frames``: one before the first move and one after each
-  move, each ``{"step", "move": {"seat", "name"} | null, "text", "to_act",
-  "over", "result": {"scores", "ranks"} | null}``. In a seat's view, the
-  others' steal decisions in Not Your Ma's Jong (where being asked means
-  holding a legal steal) come without seats, as one frame per discard, and
-  ``to_act`` is null while they are pending.
+  move, each ``{"step", "move": {"seat", "name"} | null, "text", "hands",
+  "to_act", "over", "result": {"scores", "ranks"} | null}`` (``hands``: the
+  card names this view may see, null for the others). Decisions whose seat is
+  a secret (SECRET_DECISIONS) come without seats, as one frame per discard,
+  and ``to_act`` is null while they are pending.
 * ``POST /api/games`` with ``{"game", "players", "human", "bots", "seed",
-  "rule_options"}`` (all but ``game`` optional; ``bots`` is one of BOT_KINDS or
-  one per seat) starts a game; the bots play up to the human's first
-  decision.
+  "rule_options", "auto_pass"}`` (all but ``game`` optional; ``bots`` is one
+  of BOT_KINDS or one per seat) starts a game; the bots play up to the human's
+  first decision (with ``auto_pass``, past the human's moves that are its only
+  legal one).
 * ``POST /api/games/<id>/act`` with ``{"action": <int>}`` or ``{"name":
   "play 5"}`` plays the human's move, then the bots' moves up to the human's
   next decision.
+* ``GET /api/games/<id>`` -> the game from its start, for a reloaded page.
 
-  Both answer ``{"id", "frames": [the new frames], "legal": [{"action",
-  "name"}], "over", "result"}`` from the human's seat. A finished game is
-  dropped at once (its seed comes with the last answer); an idle one after
-  ``IDLE_S`` seconds, and the oldest when more than ``MAX_GAMES`` are open.
+  All three answer ``{"id", "frames": [the new frames], "legal": [{"action",
+  "name"}], "over", "result"}`` from the human's seat. The frame of a move that
+  ends a round carries ``rounds``: the round's result and every hand as it
+  was when the round ended. A finished game's last answer carries its seed
+  and the game as replay text; it takes no more moves. Games go when idle
+  for ``IDLE_S`` seconds, and the oldest when more than ``MAX_GAMES`` are open.
 """
 
 from __future__ import annotations

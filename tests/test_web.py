@@ -150,6 +150,13 @@ def test_tournament_and_compare_save_replays(tmp_path):
     assert len(files) == 3  # one deal, three seat rotations
     for f in files:
         replay.load(f)
+    # a second run into the same folder keeps the first run's files and adds its own
+    first = {f.name: f.read_text() for f in files}
+    tournament.main(["--game", "deadfall", "--players", "3", "--deals", "1", "--quiet", "--no-plots", "--seed", "9",
+                     "--out", str(tmp_path / "res2"), "--save-replays", str(out)])
+    now = {f.name: f.read_text() for f in out.glob("*" + replay.SUFFIX)}
+    assert len(now) == 6 and {k: now[k] for k in first} == first
+    assert all(replay.load(out / name).seed != replay.read(out / old).seed for name in set(now) - set(first) for old in first)
     from experiments import compare
 
     out2 = tmp_path / "c"

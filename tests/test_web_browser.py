@@ -224,6 +224,7 @@ def test_play_each_game_by_clicking_with_a_reload(browser, site, shots, game, wi
                 pg.wait_for_selector("#legal button")
                 assert pg.evaluate("location.hash") == game_id
                 assert pg.locator("#moves li").count() == before, "the reload lost moves"
+                assert pg.input_value("#speed") == "0", "the reload lost the speed"
                 reloaded = True
                 if width == 390:
                     pg.screenshot(path=str(shots / f"play-{game}-{width}.png"), full_page=True)

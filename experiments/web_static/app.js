@@ -529,6 +529,10 @@ function init() {
   $("last").addEventListener("click", () => { stopAutoplay(); goTo(Infinity); });
   $("autoplay").addEventListener("click", toggleAutoplay);
   $("slider").addEventListener("input", () => { stopAutoplay(); goTo(Number($("slider").value)); });
+  // the speed is kept across reloads
+  const speed = localStorage.getItem("cardzoo-speed");
+  if (speed !== null && [...$("speed").options].some((o) => o.value === speed)) $("speed").value = speed;
+  $("speed").addEventListener("change", () => localStorage.setItem("cardzoo-speed", $("speed").value));
   $("r-game").addEventListener("change", drawReplayList);
   $("r-filter").addEventListener("input", drawReplayList);
   $("p-game").addEventListener("change", gameChanged);
