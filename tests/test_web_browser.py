@@ -9,6 +9,7 @@ nothing is downloaded at run time. Without either, the tests skip and say which 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -50,13 +51,8 @@ def site(tmp_path_factory):
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1366, "height": 768})
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    yield pg
-    context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+    with open_page(browser, 1366, 768) as pg:
+        yield pg
 
 
 def test_watch_a_replay_step_by_step(page, site, tmp_path):
@@ -173,12 +169,18 @@ def shots(tmp_path_factory):
     return folder
 
 
-def new_page(browser, width, height=800):
+@contextlib.contextmanager
+def open_page(browser, width, height=800):
+    """A page in a fresh browser context at this width; no JavaScript error may happen on it."""
     context = browser.new_context(viewport={"width": width, "height": height})
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
-    return context, pg, errors
+    try:
+        yield pg
+    finally:
+        context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
 
 
 def start(pg, url, game, seed, auto=True, options=None):
@@ -207,8 +209,7 @@ def visible_in_viewport(pg, selector):
 @pytest.mark.parametrize("game", GAMES)
 def test_play_each_game_by_clicking_with_a_reload(browser, site, shots, game, width):
     url, _ = site
-    context, pg, errors = new_page(browser, width)
-    try:
+    with open_page(browser, width) as pg:
         # one round where the game has the option, to keep the test short
         start(pg, url, game, seed=7, options={"rounds": "1"} if game in ("deadfall", "not_for_me") else {})
         clicks, reloaded, lone_passes = 0, False, 0
@@ -246,15 +247,11 @@ def test_play_each_game_by_clicking_with_a_reload(browser, site, shots, game, wi
         assert pg.locator("#reveal .hand").count() == pg.locator("#result tr").count() - 1
         assert pg.locator("#after-game button").count() == 2
         pg.screenshot(path=str(shots / f"end-{game}-{width}.png"), full_page=True)
-    finally:
-        context.close()
-    assert not errors, errors
 
 
 def test_cards_are_drawn_and_a_lone_pass_waits_when_auto_pass_is_off(browser, site, shots):
     url, _ = site
-    context, pg, errors = new_page(browser, 1280)
-    try:
+    with open_page(browser, 1280) as pg:
         start(pg, url, "not_your_mas_jong", seed=3, auto=False)
         pg.wait_for_selector("#legal button")
         # your hand as cards: one per card name, coloured by suit
@@ -280,18 +277,12 @@ def test_cards_are_drawn_and_a_lone_pass_waits_when_auto_pass_is_off(browser, si
         assert "Not Your Ma's Jong" in pg.inner_text("#rules-text")
         pg.click("#rules-close")
         pg.screenshot(path=str(shots / "cards-1280.png"))
-    finally:
-        context.close()
-    assert not errors, errors
 
 
 def test_mode_switches_double_clicks_and_failed_loads(browser, site):
     url, folder = site
-    context, pg, errors = new_page(browser, 1280)
-    try:
+    with open_page(browser, 1280) as pg:
         start(pg, url, "neu", seed=4)
-        pg.wait_for_selector("#legal button")
-        pg.dblclick("#start")  # a second game may start, but only one per click: never two at once
         pg.wait_for_selector("#legal button")
         moves = pg.locator("#moves li").count()
         game_id = pg.evaluate("state.game.id")
@@ -309,16 +300,12 @@ def test_mode_switches_double_clicks_and_failed_loads(browser, site):
         pg.wait_for_function("document.querySelector('#error').textContent.includes('cannot be read')")
         assert pg.inner_text("#view") == "" and pg.locator("#moves li").count() == 0
         assert pg.locator("#watch-controls").is_hidden()
-    finally:
-        context.close()
-    assert not errors, errors
 
 
 def test_double_click_on_start_opens_one_game(browser, site):
     url, _ = site
     with running() as server:
-        context, pg, errors = new_page(browser, 1280)
-        try:
+        with open_page(browser, 1280) as pg:
             start_url = server.url
             pg.goto(start_url)
             pg.click("#tab-play")
@@ -329,15 +316,11 @@ def test_double_click_on_start_opens_one_game(browser, site):
             pg.wait_for_selector("#legal button")
             pg.wait_for_timeout(300)
             assert len(server.games.games) == 1
-        finally:
-            context.close()
-        assert not errors, errors
 
 
 def test_a_bad_header_leaves_the_rest_of_the_list(browser, site):
     url, folder = site
-    context, pg, errors = new_page(browser, 1280)
-    try:
+    with open_page(browser, 1280) as pg:
         pg.goto(url)
         pg.wait_for_selector("#replays button")
         good = len(list(folder.glob("*" + replay.SUFFIX))) - 1
@@ -345,6 +328,3 @@ def test_a_bad_header_leaves_the_rest_of_the_list(browser, site):
         bad = pg.locator("#replays button[disabled]")
         assert bad.count() == 1 and "agents must be a list" in bad.first.inner_text()
         assert "won by" in pg.inner_text("#replays")
-    finally:
-        context.close()
-    assert not errors, errors
