@@ -700,15 +700,20 @@ def test_shipped_checkpoints_decide_as_when_they_were_trained(path: Path):
     assert [sampled.act(v) for v in views] == GOLDEN[f"{path.stem}.sampled_seed7"].tolist()
 
 
-def views_of(path: Path, games: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    """The golden views of a shipped checkpoint and the views of a few games of heuristic play."""
+def views_of(path: Path, more: int = 150) -> tuple[np.ndarray, np.ndarray]:
+    """The golden views of a shipped checkpoint and `more` decisions of random play."""
+    from tests.helpers import play_random_game
+
     bot = PPOAgent.load(path, seed=0)
     obs, masks = list(GOLDEN[f"{path.stem}.observation"]), list(GOLDEN[f"{path.stem}.action_mask"])
     env = envs.make_raw(bot.game, num_players=bot.num_players)
-    for seed in range(games):
-        for _, o, _ in heuristic_decisions(env, seed):
-            obs.append(o["observation"])
-            masks.append(o["action_mask"])
+    seed = 0
+    while len(obs) < len(GOLDEN[f"{path.stem}.action"]) + more:
+        for _, o, a in play_random_game(env, seed):
+            if a is not None and np.count_nonzero(o["action_mask"]) > 1:  # decisions with a choice
+                obs.append(o["observation"])
+                masks.append(o["action_mask"])
+        seed += 1
     return np.stack(obs).astype(np.float32), np.stack(masks)
 
 
