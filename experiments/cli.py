@@ -154,6 +154,19 @@ def claim_out(out: str | None, parser: argparse.ArgumentParser, prefix: str = ""
     """Claim the report folder before any game: --out must be a new folder (in an existing or
     creatable parent) or an empty one, and no other run may hold it; None means the default,
     results/<prefix><timestamp>. Refusals are parser errors (one line, exit 2)."""
+    check_out(out, parser)
+    try:
+        return ReportFolder(None if out is None else Path(out), prefix=prefix, link_latest=link_latest)
+    except FileExistsError:
+        parser.error(f"--out {out!r} already holds files (or another run is writing there); give a new or empty folder")
+    except OSError as e:
+        parser.error(f"--out {out!r}: {e.strerror or e}")
+    raise AssertionError("unreachable")
+
+
+def check_out(out: str | None, parser: argparse.ArgumentParser) -> None:
+    """The checks of `claim_out` without the claim, for a command to refuse a bad --out at once,
+    before slower checks; `claim_out` repeats them when it claims."""
     if out is None:
         parent = Path("results")
         if parent.exists() and not parent.is_dir():
@@ -162,6 +175,8 @@ def claim_out(out: str | None, parser: argparse.ArgumentParser, prefix: str = ""
         p = Path(out)
         if p.exists() and not p.is_dir():
             parser.error(f"--out {out!r} is a file, not a folder")
+        if p.is_dir() and any(p.iterdir()):
+            parser.error(f"--out {out!r} already holds files (or another run is writing there); give a new or empty folder")
         probe = p.parent if str(p.parent) else Path(".")
         while not probe.exists():
             probe = probe.parent
@@ -169,13 +184,6 @@ def claim_out(out: str | None, parser: argparse.ArgumentParser, prefix: str = ""
             parser.error(f"--out {out!r}: {probe} is a file, not a folder")
         if not os.access(probe, os.W_OK):
             parser.error(f"--out {out!r}: cannot write in {probe}")
-    try:
-        return ReportFolder(None if out is None else Path(out), prefix=prefix, link_latest=link_latest)
-    except FileExistsError:
-        parser.error(f"--out {out!r} already holds files (or another run is writing there); give a new or empty folder")
-    except OSError as e:
-        parser.error(f"--out {out!r}: {e.strerror or e}")
-    raise AssertionError("unreachable")
 
 
 class ReportFolder:

@@ -91,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--save-replays", default=None, metavar="DIR", help="also write every game as DIR/*.replay.jsonl (see experiments.replay)")
     args = p.parse_args(argv)
 
+    cli.check_out(args.out, p)  # at once; claimed below, once every other check has passed
     available = envs.available_games()
     games = cli.parse_games(args.games, p) if args.games is not None else available
     specs = parse_agents(args.agents, p)
@@ -133,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for g, n, found, tables, _ in plan:
         check_backend(p, args, found, g, n)
         try:
-            choose_tables(g, tables, n, args.engine, args.move_timeout)
+            choose_tables(g, tables, n, args.engine, args.move_timeout, args.isolate)
         except ValueError as e:
             p.error(f"{g} {n}p: {e}")
     folder = cli.claim_out(args.out, p, prefix="", link_latest=True)  # last: nothing after it refuses
@@ -148,8 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 label = f"{g} {n}p"
                 records = play(g, tables, n, range(deals), args.seed, args.workers, progress=label,
                                on_error=args.on_error, move_timeout=args.move_timeout, save_replays=args.save_replays,
-                               backend=args.backend, ray_address=args.ray_address, engine=args.engine)
-                path = engine_path(g, tables, n, args.engine, args.move_timeout, args.save_replays is not None)
+                               backend=args.backend, ray_address=args.ray_address, engine=args.engine, isolate=args.isolate)
+                path = engine_path(g, tables, n, args.engine, args.move_timeout, args.isolate)
                 res = summarize(records, tables, g, n, deals=deals, seed=args.seed, duplicate=True, mode="one-vs-rest", rule_options={},
                                 engine=path)
                 res["records"] = records

@@ -496,11 +496,34 @@ class RaisesSystemExit:
         raise SystemExit(4)
 
 
-agent = {"stubborn": Stubborn, "exits": Exits, "systemexit": RaisesSystemExit}[sys.argv[1]]
+class LongCCall:
+    """One call into C that no signal handler interrupts."""
+
+    def act(self, observation):
+        return sum(range(10**11))
+
+
+class SwallowsEverything:
+    def act(self, observation):
+        while True:
+            try:
+                time.sleep(0.5)
+            except BaseException:
+                continue
+
+
+class KillsItself:
+    def act(self, observation):
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+agent = {"stubborn": Stubborn, "exits": Exits, "systemexit": RaisesSystemExit, "ccall": LongCCall,
+         "swallows": SwallowsEverything, "kills": KillsItself}[sys.argv[1]]
 from experiments.tournament import AgentError, run_tournament
 try:
     res = run_tournament("neu", [agent, "random"], num_players=2, deals=2, workers=int(sys.argv[2]), progress=False,
-                         on_error=sys.argv[3], move_timeout=0.2)
+                         on_error=sys.argv[3], move_timeout=0.2, isolate=sys.argv[4:] == ["isolate"])
 except AgentError as e:
     print("error:", e)
     sys.exit(1)
@@ -520,6 +543,25 @@ def test_an_agent_that_outlasts_exits_or_raises_systemexit_is_named_or_forfeited
     assert named.returncode == 1, named.stdout + named.stderr[-2000:]
     line = named.stdout.strip()
     assert line.startswith("error: agent '") and "(seat " in line and ", deal 0, rotation 0, move " in line and line.endswith(problem)
+
+
+@pytest.mark.parametrize("kind, problem", [("ccall", "took more than 0.2 s to move"), ("swallows", "took more than 0.2 s to move"),
+                                           ("kills", "ended its process (exit code -9)"), ("systemexit", "raised SystemExit(4)")])
+def test_isolated_agents_are_held_by_the_move_limit_whatever_they_do(tmp_path, kind, problem):
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    forfeit = run_py("", tmp_path, timeout=60, args=("hostile.py", kind, "2", "forfeit", "isolate"))
+    assert forfeit.returncode == 0, forfeit.stdout + forfeit.stderr[-2000:]
+    assert forfeit.stdout.strip() == "forfeits: 4 of 4"
+    named = run_py("", tmp_path, timeout=60, args=("hostile.py", kind, "1", "raise", "isolate"))
+    assert named.returncode == 1, named.stdout + named.stderr[-2000:]
+    line = named.stdout.strip()
+    assert line.startswith("error: agent '") and ", deal 0, rotation 0, move " in line and line.endswith(problem)
+
+
+def test_isolated_agents_play_the_same_games():
+    here = run_tournament("neu", [FirstLegal, "random"], num_players=3, deals=2, progress=False, engine="aec")
+    isolated = run_tournament("neu", [FirstLegal, "random"], num_players=3, deals=2, progress=False, isolate=True)
+    assert isolated["records"] == here["records"]
 
 
 class EditsItsMask:

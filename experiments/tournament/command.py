@@ -42,6 +42,9 @@ def add_run_flags(p: argparse.ArgumentParser, workers_default: int) -> None:
     p.add_argument("--on-error", choices=ON_ERROR, default="raise",
                    help="an agent that fails: stop with an error naming it, or forfeit that game and go on")
     p.add_argument("--move-timeout", type=cli.positive_seconds, default=None, help="seconds an agent may take per move (default: no limit)")
+    p.add_argument("--isolate", action="store_true",
+                   help="play every agent in a child process of its own, which --move-timeout kills (long C calls, agents that "
+                        "catch every exception or end their process); costs a pipe round trip per move")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--engine", default="auto", choices=ENGINES,
                    help="auto: the batched engine for every table whose agents all act in batches (act_batch), one env "
@@ -125,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.games is not None:
         p.error("a tournament plays one game, --game NAME; the number of deals is --deals N")
 
+    cli.check_out(args.out, p)  # at once; claimed below, once every other check has passed
     specs = parse_agents(args.agents, p)
     try:
         n = seating.check_game(args.game, args.players)
@@ -132,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seating.check_agents((s for t in tables for s in t), args.game, n)
         seating.check_settings(seed=args.seed, workers=args.workers, move_timeout=args.move_timeout, backend=args.backend,
                                engine=args.engine, deals=args.deals)
-        vector.choose_tables(args.game, tables, n, args.engine, args.move_timeout)
+        vector.choose_tables(args.game, tables, n, args.engine, args.move_timeout, args.isolate)
     except ValueError as e:
         p.error(str(e))
     check_backend(p, args, specs, args.game, n)
@@ -145,7 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with folder:  # released if play fails
             res = run_tournament(args.game, specs, n, args.deals, args.seed, args.workers, args.mode, not args.plain,
                                  progress=not args.quiet, on_error=args.on_error, move_timeout=args.move_timeout,
-                                 save_replays=args.save_replays, backend=args.backend, ray_address=args.ray_address, engine=args.engine)
+                                 save_replays=args.save_replays, backend=args.backend, ray_address=args.ray_address, engine=args.engine,
+                                 isolate=args.isolate)
             final = finish_run([res], args, folder, metadata)
         print(markdown([res], notes=False), end="")
         print(f"{res['games_played']} games in {res['wall_s']:.1f} s; wrote {final}/" + (f" and {args.db}" if args.db else ""))

@@ -14,8 +14,8 @@ exception. What an in-process limit cannot do is interrupt one long call into
 C (``sum(range(10**11))``, a blocking read): Python runs signal handlers only
 between bytecodes, so the limit takes effect when that call returns. An agent
 that swallows ``BaseException`` on every alarm, or that ends its process from
-C, is beyond any in-process guard; such agents belong in a child process that
-can be killed (a sandbox this harness does not provide).
+C, is beyond any in-process guard; ``isolate=True`` (``--isolate``) plays each
+agent in a child process of its own, which the limit kills (`isolate`).
 """
 
 from __future__ import annotations
@@ -36,6 +36,10 @@ class AgentError(RuntimeError):
 class MoveTimeout(BaseException):
     """Raised in an agent's code when its move time is up: a BaseException, so that an agent's
     ``except Exception`` cannot swallow it."""
+
+
+class AgentRaised(Exception):
+    """An agent in another process (`isolate`) raised; the message says what."""
 
 
 class AgentExit(BaseException):
@@ -71,7 +75,7 @@ class _ExitRefused:
 def act(agent, obs: dict, move_timeout: float | None):
     """The agent's move; MoveTimeout after `move_timeout` seconds, AgentExit for os._exit."""
     with _ExitRefused():
-        if not move_timeout:
+        if not move_timeout or getattr(agent, "times_itself", False):
             return agent.act(obs)
         import signal
 
@@ -111,7 +115,7 @@ def failure(e: BaseException, move_timeout: float | None) -> str:
     """What went wrong in an agent's move, in a few words."""
     if isinstance(e, MoveTimeout):
         return f"took more than {move_timeout:g} s to move"
-    if isinstance(e, AgentExit):
+    if isinstance(e, (AgentExit, AgentRaised)):
         return str(e)
     if isinstance(e, SystemExit):
         return f"raised SystemExit({e.code!r})"

@@ -40,6 +40,7 @@ class Job:
     move_timeout: float | None = None
     record_moves: bool = False  # for --save-replays
     vector_tables: frozenset = frozenset()  # tables played on the batched engine (see `experiments.tournament.vector`)
+    isolate: bool = False  # every agent in a child process of its own (see `experiments.tournament.isolate`)
 
 
 _CACHE: dict = {}  # per process: envs and agent objects, reused across games
@@ -55,13 +56,20 @@ def _env(game: str, num_players: int, rule_options: tuple):
     return _CACHE[key]
 
 
-def cached_agent(spec: AgentSpec, game: str, num_players: int, seat: int):
-    """One agent object per spec and seat in this process (agents may keep memory within a game)."""
+def cached_agent(spec: AgentSpec, game: str, num_players: int, seat: int, isolate_with: tuple | None = None):
+    """One agent object per spec and seat in this process (agents may keep memory within a game).
+    With `isolate_with` (the move limit), one `isolate.IsolatedAgent` instead."""
     # A string spec is its own key; any other is known by identity (kept alive in the cache, so its id is never reused).
     kind = spec.kind if isinstance(spec.kind, str) else id(spec.kind)
-    key = ("agent", spec.name, kind, spec.kwargs, game, num_players, seat)
+    key = ("agent", spec.name, kind, spec.kwargs, game, num_players, seat, isolate_with)
     if key not in _CACHE:
-        _CACHE[key] = (spec, spec.make(game, num_players, seed=0))
+        if isolate_with is None:
+            agent = spec.make(game, num_players, seed=0)
+        else:
+            from experiments.tournament.isolate import IsolatedAgent
+
+            agent = IsolatedAgent(spec, game, num_players, isolate_with[0], start_method())
+        _CACHE[key] = (spec, agent)
     return _CACHE[key][1]
 
 
@@ -69,7 +77,7 @@ def seated_agents(job: Job, t: int, deal: int, rotation: int, lineup: Sequence[A
     """The agents of one game, seeded for it and reset."""
     agents = []
     for s, spec in enumerate(lineup):
-        a = cached_agent(spec, job.game, job.num_players, s)
+        a = cached_agent(spec, job.game, job.num_players, s, (job.move_timeout,) if job.isolate else None)
         if callable(getattr(a, "seed", None)):
             a.seed(agent_seed(job.seed, deal, t, rotation, s))
         if callable(getattr(a, "reset", None)):
@@ -226,6 +234,7 @@ def play(
     backend: str = "local",
     ray_address: str | None = None,
     engine: str = "auto",
+    isolate: bool = False,
 ) -> list[dict]:
     """Play `deals` (deal indices) at every table; one record per game, in (table, deal, rotation) order.
 
@@ -241,13 +250,14 @@ def play(
     ``engine``: "auto" plays a table on the batched engine when every agent at
     it has ``act_batch`` (`experiments.tournament.vector`), "vector" insists on
     it, "aec" plays one env per game; the records are the same.
+    ``isolate=True`` plays every agent in a child process of its own, which the
+    move time limit can kill (`experiments.tournament.isolate`; AEC path only).
     """
     seating.check_settings(seed=seed, workers=workers, on_error=on_error, move_timeout=move_timeout, backend=backend, engine=engine)
     tables = seating.check_tables(tables, num_players)
     from experiments.tournament import vector
 
-    vector_tables = vector.choose_tables(game, tables, num_players, engine, move_timeout=move_timeout,
-                                         record_moves=save_replays is not None)
+    vector_tables = vector.choose_tables(game, tables, num_players, engine, move_timeout=move_timeout, isolate=isolate)
     total = len(deals) if hasattr(deals, "__len__") else None  # type: ignore[arg-type]
     opts = tuple(sorted((rule_options or {}).items()))
     if backend == "ray":
@@ -259,7 +269,7 @@ def play(
     vector_chunk = max(1, vector.ROWS_PER_BATCH // num_players)  # fixed, so that batches do not depend on workers
     method = start_method() if workers > 1 and backend == "local" else None
     make_job = functools.partial(Job, game, num_players, opts, seed, duplicate, on_error=on_error, move_timeout=move_timeout,
-                                 record_moves=save_replays is not None, vector_tables=vector_tables)
+                                 record_moves=save_replays is not None, vector_tables=vector_tables, isolate=isolate)
     jobs = (make_job(tasks=b) for b in _batches(deals, range(len(tables)), chunk, vector_tables, vector_chunk))
 
     from tqdm import tqdm
@@ -333,6 +343,7 @@ def run_tournament(
     backend: str = "local",
     ray_address: str | None = None,
     engine: str = "auto",
+    isolate: bool = False,
 ) -> dict:
     """Play a tournament and return its summary (plus "records", one per game).
 
@@ -350,11 +361,11 @@ def run_tournament(
     t0 = time.perf_counter()
     records = play(game, tables, num_players, range(first_deal, first_deal + deals), seed, workers, duplicate, rule_options, progress,
                    on_error=on_error, move_timeout=move_timeout, save_replays=save_replays, backend=backend, ray_address=ray_address,
-                   engine=engine)
+                   engine=engine, isolate=isolate)
     wall = time.perf_counter() - t0
     from experiments.tournament import vector
 
-    path = vector.path_name(game, tables, num_players, engine, move_timeout, save_replays is not None)
+    path = vector.path_name(game, tables, num_players, engine, move_timeout, isolate)
     result = stats.summarize(records, tables, game, num_players, deals=deals, seed=seed, duplicate=duplicate, workers=workers,
                              rule_options=dict(rule_options or {}), wall_s=wall, backend=backend, engine=path)
     result["records"] = records

@@ -46,7 +46,7 @@ def batch_agent(spec: AgentSpec, game: str, num_players: int):
 
 
 def choose_tables(game: str, tables: Sequence[Sequence[AgentSpec]], num_players: int, engine: str,
-                  move_timeout: float | None = None, record_moves: bool = False) -> frozenset:
+                  move_timeout: float | None = None, isolate: bool = False) -> frozenset:
     """The tables (indices) to play on the batched engine; ValueError when ``engine="vector"`` cannot be honoured."""
     if engine == "aec":
         return frozenset()
@@ -57,6 +57,8 @@ def choose_tables(game: str, tables: Sequence[Sequence[AgentSpec]], num_players:
         why = f"{game} has no batched engine"
     elif move_timeout is not None:
         why = "--move-timeout times single moves, which the batched engine does not make"
+    elif isolate:
+        why = "--isolate plays each agent in a process of its own, one move at a time"
     chosen = set()
     for t, table in enumerate(tables):
         missing = [s.name for s in seating.distinct(table) if why is None and not can_act_batch(batch_agent(s, game, num_players))]
@@ -68,9 +70,9 @@ def choose_tables(game: str, tables: Sequence[Sequence[AgentSpec]], num_players:
 
 
 def path_name(game: str, tables: Sequence[Sequence[AgentSpec]], num_players: int, engine: str,
-              move_timeout: float | None = None, record_moves: bool = False) -> str:
+              move_timeout: float | None = None, isolate: bool = False) -> str:
     """Which path plays the tables, for the report: "vector", "aec", or "vector+aec" when they are mixed."""
-    chosen = choose_tables(game, tables, num_players, engine, move_timeout, record_moves)
+    chosen = choose_tables(game, tables, num_players, engine, move_timeout, isolate)
     if not chosen:
         return "aec"
     return "vector" if len(chosen) == len(tables) else "vector+aec"
