@@ -118,6 +118,7 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
         if callable(getattr(a, "reset_rows", None)):
             a.reset_rows(rows)
 
+    per_row = [callable(getattr(a, "seed_rows", None)) or callable(getattr(a, "reset_rows", None)) for a in agents]
     venv = envs.vector_env(job.game, N, n, **dict(job.rule_options))
     obs, mask, seat = venv.reset(seeds=seeds)
     live = np.ones(N, bool)
@@ -134,10 +135,13 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
             sel = np.flatnonzero(live & (mover == k))
             if sel.size == 0:
                 continue
-            # Every row, always: an agent's streams are per batch row (`agents.base`); the moves of
-            # rows where it does not sit at the seat to act are dropped.
-            chosen, problem = _decide(agent, obs, mask, seat)
-            chosen = chosen[sel]
+            if per_row[k]:
+                # Every row: the agent's streams or memory are per batch row (`agents.base`); the moves of
+                # rows where it is not the seat to act are dropped.
+                chosen, problem = _decide(agent, obs, mask, seat)
+                chosen = chosen[sel]
+            else:  # an agent without row state decides only the rows where it is to act
+                chosen, problem = _decide(agent, obs[sel], mask[sel], seat[sel])
             problems = None if problem is None else [problem] * sel.size
             bad = _illegal(chosen, mask[sel]) if problems is None else np.ones(sel.size, bool)
             good = sel[~bad]
@@ -174,7 +178,7 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
 
 
 def _decide(agent: Any, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> tuple[np.ndarray, str | None]:
-    """An agent's moves for every row (on copies, so that no agent edits what the next one sees), and
+    """An agent's moves for the rows given (on copies, so that no agent edits what the next one sees), and
     None; or, when the call fails, what went wrong (every game the agent was to move in fails with it)."""
     try:
         a = np.asarray(match.act_batch(agent, obs.copy(), mask.copy(), seat.copy()))
