@@ -94,8 +94,13 @@ class Replay:
         move that does not fit (wrong seat, illegal action, game already
         over) raises ValueError naming the step.
         """
+        for engine, move, _ in self.steps():
+            yield engine, move
+
+    def steps(self) -> Iterator[tuple[Any, tuple[int, int] | None, Any]]:
+        """As `states`, with the engine's score event of each move (None when it scored nothing)."""
         engine = self.new_engine()
-        yield engine, None
+        yield engine, None, None
         for step, (seat, action) in enumerate(self.moves):
             if engine.game_over:
                 raise ValueError(f"{self.game} replay: move {step} comes after the end of the game")
@@ -103,8 +108,8 @@ class Replay:
                 raise ValueError(f"{self.game} replay: move {step} is by player_{seat}, but player_{engine.current_player} is to act")
             if not 0 <= action < engine.num_actions or not engine.legal_mask()[action]:
                 raise ValueError(f"{self.game} replay: move {step} (action {action}) is not legal for player_{seat}")
-            engine.step(action)
-            yield engine, (seat, action)
+            event = engine.step(action)
+            yield engine, (seat, action), event
 
     def final(self) -> dict:
         """Play every move again; the final scores and ranks (ValueError when the game does not end)."""

@@ -175,12 +175,19 @@ def frame(engine, view: int | str, step: int, move: dict | None) -> dict:
 
 
 def replay_frames(rep: replay_format.Replay, view: int | str) -> list[dict]:
-    frames, shown = [], None
-    for step, (engine, _) in enumerate(rep.states()):
+    """`view`'s frames of a replay. A move that ends a round brings the round's result (its
+    public facts and score changes); the hands as the round ended only to the spectator."""
+    frames, shown, rounds, hands = [], None, [], None
+    for step, (engine, _, event) in enumerate(rep.steps()):
+        if event is not None:
+            rounds.append(round_result(engine, event, hands if view == "spectator" else None))
         if shown is None or shows_frame(engine, shown, view):
             frames.append(frame(engine, view, len(frames), shown))
+            if rounds:
+                frames[-1]["rounds"], rounds = rounds, []
         if step < len(rep.moves):
             shown = shown_move(engine, *rep.moves[step], view)  # the next move, named before it is made
+            hands = [hand_cards(engine, s) for s in range(engine.num_players)] if view == "spectator" else None
     return frames
 
 
@@ -448,9 +455,10 @@ def hand_cards(engine, seat: int) -> list[str]:
     return names.split() if isinstance(names, str) else [str(c) for c in names]
 
 
-def round_result(engine, event, hands: list[list[str]]) -> dict:
+def round_result(engine, event, hands: list[list[str]] | None) -> dict:
     """A round's end in the game's words: each seat's score change, the engine's facts about the
-    round (seats as player_k, codes by name) and the hands as the round ended."""
+    round (seats as player_k, codes by name; public once the round is over) and the hands as
+    the round ended (None where they are not shown)."""
     facts = {}
     for k, v in event.details.items():
         if k in engine.INFO_SEATS:

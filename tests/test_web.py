@@ -220,7 +220,7 @@ def frame_leaks(rep: replay.Replay, served: dict[int, list[dict]], rng) -> tuple
     """
     game, n = rep.game, rep.num_players
     problems: list[str] = []
-    counts = {"redealt": set(), "alternatives": 0, "merged": 0}
+    counts = {"redealt": set(), "alternatives": 0, "merged": 0, "rounds": 0}
     index = [0] * n  # next served frame per seat
     prev = None
     for engine, move in rep.states():
@@ -235,6 +235,12 @@ def frame_leaks(rep: replay.Replay, served: dict[int, list[dict]], rng) -> tuple
             shown = served[seat][index[seat]]
             step = index[seat]
             index[seat] += 1
+            # A round's result comes with the frame of the move that ended it, without the hands.
+            rounds = shown.get("rounds", [])
+            counts["rounds"] += len(rounds)
+            if any(r["hands"] is not None for r in rounds):
+                problems.append(f"{game} frame {step}: player_{seat} was shown the hands of a replay")
+            shown = {k: v for k, v in shown.items() if k != "rounds"}
             if shown != web.frame(engine, seat, step, named):
                 problems.append(f"{game} frame {step}: the frame served to player_{seat} is not that seat's view of the game")
             places = engine.card_places()
@@ -273,6 +279,8 @@ def test_seat_frames_do_not_depend_on_hidden_cards_or_decisions(recorded, game):
     assert not problems, "; ".join(problems[:3])
     # The check is not vacuous: the redeal moved other hands, and secret moves were compared.
     assert {f"hand {s}" for s in range(rep.num_players)} & counts["redealt"], "the redeal never moved a hidden card"
+    events = sum(e is not None for _, _, e in rep.steps())
+    assert counts["rounds"] == events * rep.num_players, "a round's result is missing from a seat's frames"
     if game in ("deadfall", "not_for_me", "not_your_mas_jong"):
         assert counts["alternatives"] > 0, f"{game}: no secret move was checked"
     for seat, frames in served.items():
@@ -320,6 +328,8 @@ def test_spectator_only_on_request(recorded):
     status, spec = request("GET", f"{url}/api/replays/{rid('neu', r)}?view=spectator")
     assert spec["view"] == "spectator" and spec["frames"][0]["text"] == engine.render()
     assert spec["seed"] == rep.seed
+    ends = [r for f in spec["frames"] for r in f.get("rounds", [])]
+    assert ends and all(len(r["hands"]) == 4 and len(r["changes"]) == 4 for r in ends)  # the spectator sees the hands
     status, listing = request("GET", f"{url}/api/replays")
     assert status == 200 and len(listing["replays"]) == sum(len(v) for v in records.values())
     assert all(set(e) == {"id", "game", "players", "agents", "winners"} for e in listing["replays"])

@@ -243,7 +243,7 @@ def test_play_each_game_by_clicking_with_a_reload(browser, site, shots, game, wi
         assert pg.locator("#result tr").count() >= 3 and pg.locator("#result tr.you").count() == 1
         assert "The game is over" in pg.inner_text("#result")
         # the round results are in the log, the last round's hands revealed
-        assert pg.locator("#moves li.round").count() >= 1
+        assert pg.locator("#moves .round").count() >= 1
         assert pg.locator("#reveal .hand").count() == pg.locator("#result tr").count() - 1
         assert pg.locator("#after-game button").count() == 2
         pg.screenshot(path=str(shots / f"end-{game}-{width}.png"), full_page=True)

@@ -125,8 +125,8 @@ function drawReveal(rounds, agents, you) {
   box.replaceChildren();
   if (!rounds || !rounds.length) return;
   const r = rounds[rounds.length - 1];
-  box.append(el("h2", { textContent: "Round over: every hand" }), el("p", { className: "why", textContent: roundText(r, agents) }));
-  r.hands.forEach((cards, s) => box.append(handRow(s === you ? "you" : seatLabel(s, agents), cards, s === you)));
+  box.append(el("h2", { textContent: r.hands ? "Round over: every hand" : "Round over" }), el("p", { className: "why", textContent: roundText(r, agents) }));
+  (r.hands || []).forEach((cards, s) => box.append(handRow(s === you ? "you" : seatLabel(s, agents), cards, s === you)));
 }
 
 function moveText(frame, agents, you) {
@@ -139,13 +139,10 @@ function logItem(frame, agents, you, onClick) {
   let text = frame.move ? `${seatLabel(frame.move.seat, agents)}: ${frame.move.name}` : "start of the game";
   if (frame.auto) text += " (your only move, played for you)";
   const li = el("li", { textContent: text, value: frame.step });
+  for (const r of frame.rounds || []) li.append(el("span", { className: "round", textContent: roundText(r, agents) }));
   if (frame.move && frame.move.seat === you) li.classList.add("mine");
   if (onClick) li.addEventListener("click", onClick);
   return li;
-}
-
-function logRounds(frame, agents) {
-  for (const r of frame.rounds || []) $("moves").append(el("li", { className: "round", textContent: roundText(r, agents), value: frame.step }));
 }
 
 function clearTable() {
@@ -250,6 +247,7 @@ function goTo(pos) {
   $("slider").value = String(state.pos);
   $("step-label").textContent = `move ${state.pos} / ${r.frames.length - 1}`;
   drawResult(f.over ? f : null, r.agents, you);
+  drawReveal(f.rounds, r.agents, you);
   const items = $("moves").children;
   for (let i = 0; i < items.length; i++) items[i].classList.toggle("current", i === state.pos);
   if (items[state.pos]) items[state.pos].scrollIntoView({ block: "nearest" });
@@ -408,7 +406,6 @@ function animate(instant) {
   $("lastmove").textContent = moveText(f, g.agents, g.human);
   const li = logItem(f, g.agents, g.human, null);
   $("moves").append(li);
-  logRounds(f, g.agents);
   $("moves").lastChild.scrollIntoView({ block: "nearest" });
   if (f.rounds) drawReveal(f.rounds, g.agents, g.human);
   else if (f.move && f.move.seat === g.human) $("reveal").replaceChildren();  // your next move clears the last round's hands
