@@ -37,8 +37,8 @@ body without a length, too long, or not JSON):
   game's header and ``frames``: one before the first move and one after each
   move, each ``{"step", "move": {"seat", "name"} | null, "text", "hands",
   "to_act", "over", "result": {"scores", "ranks"} | null}`` (``hands``: the
-  card names this view may see, null for the others). Decisions whose seat is
-  a secret (SECRET_DECISIONS) come without seats, as one frame per discard,
+  card names this view may see, null for the others). Decisions whose taker is
+  a secret (the engine's ``secret_actions``) come without seats, as one frame per discard,
   and ``to_act`` is null while they are pending.
 * ``POST /api/games`` with ``{"game", "players", "human", "bots", "seed",
   "rule_options", "auto_pass"}`` (all but ``game`` optional; ``bots`` is one
@@ -127,29 +127,25 @@ def parse_view(text: str | None, num_players: int) -> int | str:
     raise ApiError(400, f"view must be a seat from 0 to {num_players - 1} or 'spectator', got {text[:40]!r}")
 
 
-# Public move names of decisions where *who* is asked may be a secret: in Not Your Ma's Jong a
-# player may be asked about a discard only when it holds a legal steal. A seat's view shows
+# Decisions whose *taker* is a secret (the engine's `secret_actions`, also in `envs.info`): in
+# Not Your Ma's Jong who is asked about a discard can tell about a hand. A seat's view shows
 # such decisions of the others without their seats, merged into one step per discard, and
 # never says who is to act while they are pending.
-SECRET_DECISIONS = {"decides on the steal"}
-
-
 def secret_turn(engine) -> bool:
     """The player to act makes a decision whose seat is kept from the others."""
-    if engine.game_over:
+    if engine.game_over or not engine.secret_actions:
         return False
     legal = np.flatnonzero(engine.legal_mask())
-    return legal.size > 0 and engine.public_action_name(int(legal[0]), engine.current_player) in SECRET_DECISIONS
+    return legal.size > 0 and all(int(a) in engine.secret_actions for a in legal)
 
 
 def shown_move(engine, seat: int, action: int, view: int | str) -> dict:
     """`seat`'s move as `view` sees it, named from the table *before* the move (Not For Me's offer
     counts the cards it takes): by its full name for the one who made it and for the spectator,
-    by its public name for the others, without the seat for a secret decision (``"seat": None``)."""
+    by its public name for the others, without the seat for a secret action (``"seat": None``)."""
     if view == "spectator" or view == seat:
         return {"seat": seat, "name": engine.action_name(action, seat)}
-    name = engine.public_action_name(action, seat)
-    return {"seat": None if name in SECRET_DECISIONS else seat, "name": name}
+    return {"seat": None if action in engine.secret_actions else seat, "name": engine.public_action_name(action, seat)}
 
 
 def shows_frame(engine_after, move: dict, view: int | str) -> bool:
