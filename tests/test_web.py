@@ -657,6 +657,9 @@ def test_replay_files_are_capped_and_parsed_once(tmp_path, monkeypatch):
     (tmp_path / ("bad-agents" + replay.SUFFIX)).write_text(json.dumps({**head, "agents": 5}) + "\n" + "\n".join(lines[1:]))
     (tmp_path / ("bad-game" + replay.SUFFIX)).write_text(json.dumps({**head, "game": "../../etc"}) + "\n")
     (tmp_path / ("deep" + replay.SUFFIX)).write_text("[" * 100_000 + "\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside{replay.SUFFIX}"
+    outside.write_text(good[0].read_text())
+    (tmp_path / ("link" + replay.SUFFIX)).symlink_to(outside)  # a link out of the folder is not served
     parsed = []
     real_read, real_header = replay.read, replay.read_header
     monkeypatch.setattr(replay, "read", lambda p: parsed.append(Path(p).name) or real_read(p))
@@ -667,6 +670,7 @@ def test_replay_files_are_capped_and_parsed_once(tmp_path, monkeypatch):
             assert status == 200
         entries = {e["id"]: e for e in listing["replays"]}
         assert len(entries) == len(good) + 4 and listing["max_bytes"] == web.MAX_REPLAY_BYTES
+        assert "link" not in entries and request("GET", f"{url}/api/replays/link")[0] == 404
         assert "over the 1,048,576-byte limit" in entries["huge"]["unreadable"]
         assert "agents must be a list of 4 strings" in entries["bad-agents"]["unreadable"]
         assert "game is '../../etc'" in entries["bad-game"]["unreadable"]
