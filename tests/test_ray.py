@@ -367,3 +367,14 @@ def test_ppo_ray_flags(tmp_path):
         parse_args(["--backend", "ray", "--workers", "0"])
     args = parse_args(["--backend", "local"])
     assert args.backend == "local" and "backend" not in dataclasses.asdict(args)  # not a recorded argument of the run
+
+
+def test_a_token_refusal_names_the_way_out():
+    from train.distributed import auth_hint
+
+    class InvalidAuthToken(Exception):
+        pass
+
+    hint = auth_hint(InvalidAuthToken("token mismatch"))
+    assert "RAY_AUTH_MODE" in hint and "--ray-address auto" in hint and "\n" not in hint
+    assert auth_hint(ConnectionRefusedError("port closed")) == ""

@@ -99,8 +99,17 @@ def connect(address: str | None = None, num_cpus: int | None = None, timeout: fl
     if outcome[0] is not None:
         e = outcome[0]
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        raise ConnectionError(f"could not join the Ray cluster at {address}: {first}") from None
+        raise ConnectionError(f"could not join the Ray cluster at {address}: {first}{auth_hint(e)}") from None
     return ray
+
+
+def auth_hint(e: BaseException) -> str:
+    """The way out when Ray refuses a driver over token authentication (Ray 2.60's InvalidAuthToken)."""
+    if "auth" not in f"{type(e).__name__} {e}".lower():
+        return ""
+    return ("; the cluster and this process disagree on Ray's token authentication: use the head node's "
+            "RAY_AUTH_MODE and token (ray get-auth-token there), or run on a node of the cluster with "
+            "--ray-address auto (docs/distributed.md)")
 
 
 def cluster_cpus(ray) -> int:
