@@ -12,9 +12,12 @@ As a library (runs as written in a plain script or ``python -``, workers include
 Agents are any spec of `agents.spec`: ``random``, ``heuristic``, ``ppo``,
 ``ppo:PATH``, ``FILE.py:Name``, ``package.module:Name``, ``label=SPEC``; from
 Python also a class, a factory or an agent object (copied per seat). An agent
-that raises, returns anything but a legal integer action, or exceeds
-``--move-timeout`` stops the run with an error naming it, its seat, the deal and
-the move; ``--on-error forfeit`` scores that game as lost by it and goes on.
+that raises (SystemExit and ``os._exit`` included), returns anything but an
+integer action the env's own mask allows, or exceeds ``--move-timeout`` stops
+the run with an error naming it, its seat, the deal and the move;
+``--on-error forfeit`` scores that game as lost by it and goes on. The limit
+holds in-process against an agent that catches Exception; ``--isolate`` plays
+every agent in a child process that the limit can kill (`match`, `isolate`).
 
 ## Tables: who sits where
 A *table* is a lineup of one agent per seat. The agents you give become
@@ -90,7 +93,8 @@ changes nothing, and an agent that plays like another rates level with it.
 
 The parts: `seating` (agents, tables, seeds, the check of the settings),
 `match` (one game), `runner` (many: worker processes, Ray), `vector` (the
-batched engine), `stats`, `ratings`, `reports` and `command` (the CLI).
+batched engine), `isolate` (agents in child processes), `stats`, `ratings`,
+`reports` and `command` (the CLI).
 """
 
 from __future__ import annotations

@@ -6,121 +6,50 @@ time limit. A failure raises `AgentError` naming the agent, its seat, the deal
 and the move, or with ``on_error="forfeit"`` ends the game as lost by that seat
 (`forfeit_record`).
 
-How the move time limit holds: a POSIX interval timer raises `MoveTimeout`, a
-``BaseException``, in the agent's code, so ``except Exception`` in a retry
-loop does not swallow it; the timer repeats until the agent returns, and a move
-that returns after the limit is a timeout whatever the agent did with the
-exception. What an in-process limit cannot do is interrupt one long call into
-C (``sum(range(10**11))``, a blocking read): Python runs signal handlers only
-between bytecodes, so the limit takes effect when that call returns. An agent
-that swallows ``BaseException`` on every alarm, or that ends its process from
-C, is beyond any in-process guard; ``isolate=True`` (``--isolate``) plays each
-agent in a child process of its own, which the limit kills (`isolate`).
+The guards are `envs.move_guard`'s: a move time limit that an ``except
+Exception`` cannot swallow, ``os._exit`` refused while an agent moves, the
+action checked against the env's own mask (its docstring says how far the
+limit reaches). An agent beyond them (one long call into C, a loop that
+swallows ``BaseException``, an agent that ends its process from C) plays with
+``isolate=True`` (``--isolate``) in a child process that the limit kills
+(`isolate`).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any, Sequence
 
 import numpy as np
 
+from envs.move_guard import AgentExit, MoveTimeout, check_action, guarded_act
+from envs.move_guard import failure as _failure
+
 MAX_STEPS = 200_000  # a game longer than this is a bug in an engine or agent
-RETRY_ALARM_S = 0.05  # after the limit, the alarm repeats this often until the agent returns
 
 
 class AgentError(RuntimeError):
     """An agent raised, returned an action that is not a legal integer, took too long, or tried to exit."""
 
 
-class MoveTimeout(BaseException):
-    """Raised in an agent's code when its move time is up: a BaseException, so that an agent's
-    ``except Exception`` cannot swallow it."""
-
-
 class AgentRaised(Exception):
     """An agent in another process (`isolate`) raised; the message says what."""
 
 
-class AgentExit(BaseException):
-    """Raised in place of ``os._exit`` while an agent moves: the process stays, the agent is named."""
-
-
-class _Clock:
-    """The move timer of one move; `expired` stays set once the limit has passed."""
-
-    def __init__(self) -> None:
-        self.expired = False
-
-    def alarm(self, signum, frame):
-        self.expired = True
-        raise MoveTimeout
-
-
-def _exit_refused(code: int = 0):
-    raise AgentExit(f"called os._exit({code})")
-
-
-class _ExitRefused:
-    """While an agent moves, ``os._exit`` raises `AgentExit`: an agent that ends the process would take the run with it."""
-
-    def __enter__(self):
-        self.real = os._exit
-        os._exit = _exit_refused
-
-    def __exit__(self, *exc):
-        os._exit = self.real
-
-
 def act(agent, obs: dict, move_timeout: float | None):
-    """The agent's move; MoveTimeout after `move_timeout` seconds, AgentExit for os._exit."""
-    with _ExitRefused():
-        if not move_timeout or getattr(agent, "times_itself", False):
-            return agent.act(obs)
-        import signal
-
-        clock = _Clock()
-        old = signal.signal(signal.SIGALRM, clock.alarm)
-        signal.setitimer(signal.ITIMER_REAL, move_timeout, RETRY_ALARM_S)
-        try:
-            action = agent.act(obs)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
-        if clock.expired:  # the agent caught the alarm and went on
-            raise MoveTimeout
-        return action
+    """The agent's move under `envs.move_guard`: MoveTimeout after `move_timeout` seconds,
+    AgentExit for os._exit. An isolated agent keeps its own time (it can kill its process)."""
+    timed = move_timeout if move_timeout and not getattr(agent, "times_itself", False) else None
+    return guarded_act(agent.act, obs, timed)
 
 
 def act_batch(agent, obs, mask, seat):
     """The agent's moves for a batch of rows (the batched protocol), AgentExit for os._exit."""
-    with _ExitRefused():
-        return agent.act_batch(obs, mask, seat)
-
-
-def check_action(action: Any, mask: np.ndarray) -> str | None:
-    """Why `action` is not a legal move under `mask`, or None."""
-    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
-        action = action[()]  # a 0-d integer array, as the env takes one
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-        return f"returned {action!r} ({type(action).__name__}), not an integer action"
-    if not 0 <= int(action) < len(mask):
-        return f"returned action {int(action)}, outside 0..{len(mask) - 1}"
-    if not mask[int(action)]:
-        return f"returned action {int(action)}, which the action mask rules out"
-    return None
+    return guarded_act(lambda _: agent.act_batch(obs, mask, seat), None)
 
 
 def failure(e: BaseException, move_timeout: float | None) -> str:
     """What went wrong in an agent's move, in a few words."""
-    if isinstance(e, MoveTimeout):
-        return f"took more than {move_timeout:g} s to move"
-    if isinstance(e, (AgentExit, AgentRaised)):
-        return str(e)
-    if isinstance(e, SystemExit):
-        return f"raised SystemExit({e.code!r})"
-    first = str(e).splitlines()[0] if str(e) else ""
-    return f"raised {type(e).__name__}: {first}".rstrip(": ")
+    return str(e) if isinstance(e, AgentRaised) else _failure(e, move_timeout)
 
 
 def play_game(env, agents: Sequence[Any], seed: int, labels: Sequence[str] | None = None, where: str = "",
