@@ -129,7 +129,8 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
     while live.any():
         if int(moves_made.max()) >= match.MAX_STEPS:
             raise RuntimeError(f"a game of table {t} did not end in {match.MAX_STEPS} steps")
-        actions = mask.argmax(axis=1).astype(np.int64)  # rows whose game has ended: any legal move
+        # Rows whose game has ended: their first legal move (the mask holds 0/1, and argmax on bools stops at the first True).
+        actions = mask.view(np.bool_).argmax(axis=1).astype(np.int64)
         mover = who[rows, seat]
         for k, agent in enumerate(agents):
             sel = np.flatnonzero(live & (mover == k))
