@@ -15,8 +15,9 @@ a For You offer stays secret). The spectator view (``render()``: every hand)
 is sent only when asked for by name, and a seat's view never carries the
 replay's seed or its actions, which would give the deal away.
 
-The server is split by job: `experiments.web_http` guards every request; this module
-does the rest and runs the server.
+The server is split by job: `experiments.web_http` guards every request,
+`experiments.web_frames` makes one seat's view; this module does the rest and runs the
+server.
 
 Only this server's own page may drive it: `experiments.web_http` checks the
 ``Host``, ``Origin`` and ``Content-Type`` of every request and bounds its body.
@@ -76,6 +77,7 @@ import numpy as np
 
 from experiments import replay as replay_format
 from experiments.cli import ArgumentParser
+from experiments.web_frames import frame, hand_cards, parse_view, replay_frames, round_result, shown_move, shows_frame
 from experiments.web_http import LOOPBACK, ApiError, GuardedHandler, allowed_hosts, one_line
 
 STATIC = Path(__file__).with_name("web_static")
@@ -89,80 +91,6 @@ REPLAY_CACHE = 64  # parsed replays kept
 BOT_KINDS = ("random", "heuristic", "ppo")  # all a request may seat: ppo plays a shipped checkpoint
 FRAME_CACHE = 16  # (replay, view) frame lists kept
 MAX_BOT_STEPS = 100_000  # moves in one request: more is a bug in an engine or a bot
-
-
-# -- frames: one seat's view of a game ---------------------------------------------------
-def parse_view(text: str | None, num_players: int) -> int | str:
-    """A seat number (``"2"`` or ``"player_2"``) or ``"spectator"``; seat 0 when not given."""
-    if text is None:
-        return 0
-    t = text.strip().lower()
-    if t == "spectator":
-        return "spectator"
-    m = re.fullmatch(r"(?:player_)?([0-9]{1,3})", t)  # ASCII digits only: "²".isdigit() is True
-    if m and int(m.group(1)) < num_players:
-        return int(m.group(1))
-    raise ApiError(400, f"view must be a seat from 0 to {num_players - 1} or 'spectator', got {text[:40]!r}")
-
-
-# Decisions whose *taker* is a secret (the engine's `secret_actions`, also in `envs.info`): in
-# Not Your Ma's Jong who is asked about a discard can tell about a hand. A seat's view shows
-# such decisions of the others without their seats, merged into one step per discard, and
-# never says who is to act while they are pending.
-def secret_turn(engine) -> bool:
-    """The player to act makes a decision whose seat is kept from the others."""
-    if engine.game_over or not engine.secret_actions:
-        return False
-    legal = np.flatnonzero(engine.legal_mask())
-    return legal.size > 0 and all(int(a) in engine.secret_actions for a in legal)
-
-
-def shown_move(engine, seat: int, action: int, view: int | str) -> dict:
-    """`seat`'s move as `view` sees it, named from the table *before* the move (Not For Me's offer
-    counts the cards it takes): by its full name for the one who made it and for the spectator,
-    by its public name for the others, without the seat for a secret action (``"seat": None``)."""
-    if view == "spectator" or view == seat:
-        return {"seat": seat, "name": engine.action_name(action, seat)}
-    return {"seat": None if action in engine.secret_actions else seat, "name": engine.public_action_name(action, seat)}
-
-
-def shows_frame(engine_after, move: dict, view: int | str) -> bool:
-    """Whether `view` gets a frame for `move`: another seat's secret decision shows only once
-    the decisions on that discard are over (its outcome), not one frame per player asked."""
-    return move["seat"] is not None or not secret_turn(engine_after)
-
-
-def frame(engine, view: int | str, step: int, move: dict | None) -> dict:
-    """What `view` sees at its `step`-th frame; `move` (from `shown_move`) is the move that led here."""
-    over = bool(engine.game_over)
-    hide_actor = view != "spectator" and secret_turn(engine)
-    return {
-        "step": step,
-        "move": move,
-        "text": engine.render() if view == "spectator" else engine.view(view),
-        # the hands this view may see, as card names (null for the others)
-        "hands": [hand_cards(engine, s) if view in ("spectator", s) else None for s in range(engine.num_players)],
-        "to_act": None if over or hide_actor else int(engine.current_player),
-        "over": over,
-        "result": {"scores": [int(s) for s in engine.scores], "ranks": [int(r) for r in engine.ranks()]} if over else None,
-    }
-
-
-def replay_frames(rep: replay_format.Replay, view: int | str) -> list[dict]:
-    """`view`'s frames of a replay. A move that ends a round brings the round's result (its
-    public facts and score changes); the hands as the round ended only to the spectator."""
-    frames, shown, rounds, hands = [], None, [], None
-    for step, (engine, _, event) in enumerate(rep.steps()):
-        if event is not None:
-            rounds.append(round_result(engine, event, hands if view == "spectator" else None))
-        if shown is None or shows_frame(engine, shown, view):
-            frames.append(frame(engine, view, len(frames), shown))
-            if rounds:
-                frames[-1]["rounds"], rounds = rounds, []
-        if step < len(rep.moves):
-            shown = shown_move(engine, *rep.moves[step], view)  # the next move, named before it is made
-            hands = [hand_cards(engine, s) for s in range(engine.num_players)] if view == "spectator" else None
-    return frames
 
 
 # -- replays on disk -------------------------------------------------------------------
@@ -421,29 +349,6 @@ class LiveGame:
             out["replay"] = replay_format.record(self.game, self.players, self.seed, agents, self.moves, e.scores,
                                                  e.ranks(), e.options).dumps()
         return out
-
-
-def hand_cards(engine, seat: int) -> list[str]:
-    """A seat's hand as a list of card names (the engines' `hand_names` give a list or one string)."""
-    names = engine.hand_names(seat)
-    return names.split() if isinstance(names, str) else [str(c) for c in names]
-
-
-def round_result(engine, event, hands: list[list[str]] | None) -> dict:
-    """A round's end in the game's words: each seat's score change, the engine's facts about the
-    round (seats as player_k, codes by name; public once the round is over) and the hands as
-    the round ended (None where they are not shown)."""
-    facts = {}
-    for k, v in event.details.items():
-        if k in engine.INFO_SEATS:
-            facts[k] = f"player_{v}" if v >= 0 else None
-        elif k in engine.INFO_CODES:
-            facts[k] = engine.INFO_CODES[k][v]
-        elif isinstance(v, (list, tuple, np.ndarray)):
-            facts[k] = [int(x) for x in v]
-        else:
-            facts[k] = int(v) if isinstance(v, (int, np.integer)) else v
-    return {"changes": [int(d) for d in event.deltas], "scores": [int(x) for x in engine.scores], "facts": facts, "hands": hands}
 
 
 def _int(body: dict, key: str, default: Any = None) -> Any:

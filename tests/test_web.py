@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from envs.testing import clone
-from experiments import replay, tournament, web
+from experiments import replay, tournament, web, web_frames
 from tests.conftest import GAMES
 from tests.helpers import cli_error_line
 
@@ -309,11 +309,11 @@ def test_planted_frame_leaks_are_caught(recorded, monkeypatch, game, plant):
     folder, records, _ = recorded
     rep = replay.read(folder / (rid(game, records[game][0]) + replay.SUFFIX))
     if plant == "spectator text":
-        original = web.frame
-        monkeypatch.setattr(web, "frame", lambda e, view, step, move: {**original(e, view, step, move), "text": e.render()})
+        original = web_frames.frame
+        monkeypatch.setattr(web_frames, "frame", lambda e, view, step, move: {**original(e, view, step, move), "text": e.render()})
     else:
-        monkeypatch.setattr(web, "shown_move", lambda e, seat, a, view: {"seat": seat, "name": e.action_name(a, seat)})
-    served = {seat: web.replay_frames(rep, seat) for seat in range(rep.num_players)}
+        monkeypatch.setattr(web_frames, "shown_move", lambda e, seat, a, view: {"seat": seat, "name": e.action_name(a, seat)})
+    served = {seat: web_frames.replay_frames(rep, seat) for seat in range(rep.num_players)}
     problems, _ = frame_leaks(rep, served, np.random.default_rng(0))
     assert problems, f"the leak check missed the planted leak ({plant}) in {game}"
 
