@@ -63,6 +63,8 @@ class PPOAgent(Agent):
         agent.net, agent.path = net, path
         agent._to_input = policy_input(ckpt["game"], ckpt["num_players"], features, hint)
         agent._plain = not (features or hint)  # the policy reads the observation itself
+        # Ma's Jong's features for a whole batch in one compiled call (agents/features_batch.py, the same values)
+        agent._batch_features = features and not hint and ckpt["game"] == "not_your_mas_jong"
         agent._obs_size = int(ckpt["obs_size"])
         # act() runs the actor in numpy: for one observation at a time that is several times faster than torch.
         agent._mean, agent._std = net.obs_mean.numpy().copy(), net.obs_std.numpy().copy()
@@ -135,7 +137,14 @@ class PPOAgent(Agent):
         if self.net is None:
             raise RuntimeError("PPOAgent has no weights: build it with PPOAgent.load(path) or PPOAgent.for_game(...)")
         obs, mask, seat = batch_arrays(obs, mask, seat, self._obs_size, self.net.actor[-1].out_features)
-        x = obs if self._plain else np.stack([self._to_input(o, m) for o, m in zip(obs, mask)])
+        if self._plain:
+            x = obs
+        elif self._batch_features:
+            from agents.features_batch import with_features
+
+            x = with_features(obs, self.num_players)
+        else:
+            x = np.stack([self._to_input(o, m) for o, m in zip(obs, mask)])
         logits = self._logits(x)
         legal = mask.view(bool)
         if self.greedy:  # the first most probable legal move of each row, as act's argmax over the legal ones

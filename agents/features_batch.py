@@ -1,0 +1,110 @@
+"""`agents.features.mas_jong_features`, compiled with numba over a batch of observations.
+
+The readable function stays the definition: this kernel computes the same 81
+values for every row of ``obs [N, obs_size]`` (float32, the arrays of
+`envs.vector_env`), from the seat's own view only, with the compiled hand
+distances of `agents.heuristic.kernels.hand_distance` (which agree with the
+readable search). tests/test_learn.py compares both on the views of whole
+games. A policy that reads these features runs on the batched engine without
+a Python call per view.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents.heuristic.kernels.hand_distance import shanten, shanten_each, suit_options
+from agents.heuristic.kernels.not_your_mas_jong import STEALS
+from envs.not_your_mas_jong import (A_STEAL_IDENTICAL, COPIES, NUM_TYPES, OBS_DISCARD, OBS_HAND, OBS_PHASE, OBS_SEATS,
+                                    SEAT_BLOCK, SEAT_DISCARDS, SEAT_LOCKED)
+
+FAR = 9  # agents.features._FAR: a discard or steal that is not possible (the worst hand is 8 away)
+SIZE = 81
+
+
+@njit(cache=True)
+def _rows(obs, n, opts, count, out):
+    hand = np.zeros(NUM_TYPES, np.int64)
+    unseen = np.zeros(NUM_TYPES, np.int64)
+    each = np.zeros(NUM_TYPES, np.int64)
+    draws = np.zeros(NUM_TYPES, np.int64)
+    scratch = np.zeros((4, 4, 2), np.int64)
+    for t in range(obs.shape[0]):
+        # readable read_view
+        locked = np.float32(0.0)
+        for k in range(NUM_TYPES):
+            hand[k] = int(obs[t, OBS_HAND + k])
+            locked += obs[t, OBS_SEATS + SEAT_LOCKED + k]
+            s = np.float32(0.0)
+            for r in range(n):
+                s += obs[t, OBS_SEATS + SEAT_BLOCK * r + SEAT_DISCARDS + k]
+            for r in range(n):
+                s += obs[t, OBS_SEATS + SEAT_BLOCK * r + SEAT_LOCKED + k]
+            unseen[k] = int(max(0.0, COPIES - obs[t, OBS_HAND + k] - s))
+        locked_sets = int(locked) // 3
+        out[t, :] = FAR
+        out[t, 0] = shanten(hand, locked_sets, opts, count, scratch)
+        shanten_each(hand, locked_sets, -1, opts, count, scratch, each)
+        closest = FAR
+        for k in range(NUM_TYPES):
+            if each[k] >= 0:
+                out[t, 1 + k] = each[k]
+                closest = min(closest, each[k])
+        out[t, 30] = 0.0
+        if obs[t, OBS_PHASE] == 1:
+            card = 0
+            for k in range(1, NUM_TYPES):
+                if obs[t, OBS_DISCARD + k] > obs[t, OBS_DISCARD + card]:
+                    card = k
+            hand[card] += 1
+            out[t, 30] = 1.0 if shanten(hand, locked_sets, opts, count, scratch) == 0 else 0.0
+            hand[card] -= 1
+            for j in range(4):  # readable distance_after_steal for each row of SET_STEAL_CARDS
+                a, first, second = STEALS[card, j, 0], STEALS[card, j, 1], STEALS[card, j, 2]
+                if a < 0:
+                    break
+                if not (hand[first] >= 2 if first == second else hand[first] >= 1 and hand[second] >= 1):
+                    continue
+                hand[first] -= 1
+                hand[second] -= 1
+                left = 0
+                for k in range(NUM_TYPES):
+                    left += hand[k]
+                if left:
+                    shanten_each(hand, locked_sets + 1, -1, opts, count, scratch, draws)
+                    d = 99
+                    for k in range(NUM_TYPES):
+                        if draws[k] >= 0 and draws[k] < d:
+                            d = draws[k]
+                    out[t, 26 + a - A_STEAL_IDENTICAL] = d
+                hand[first] += 1
+                hand[second] += 1
+        for k in range(NUM_TYPES):
+            out[t, 31 + k] = unseen[k]
+            out[t, 56 + k] = 0.0
+        for k in range(NUM_TYPES):  # acceptance of each discard that keeps the hand closest
+            if hand[k] and out[t, 1 + k] == closest:
+                hand[k] -= 1
+                shanten_each(hand, locked_sets, 1, opts, count, scratch, draws)
+                total = 0
+                for u in range(NUM_TYPES):
+                    if draws[u] >= 0 and draws[u] < closest:
+                        total += unseen[u]
+                out[t, 56 + k] = total
+                hand[k] += 1
+
+
+def mas_jong_features_batch(obs: np.ndarray, num_players: int) -> np.ndarray:
+    """[N, 81] float32: `agents.features.mas_jong_features` of every row of `obs` [N, obs_size]."""
+    obs = np.ascontiguousarray(obs, dtype=np.float32)
+    if obs.ndim != 2:
+        raise ValueError(f"obs must be [rows, observation size], got shape {obs.shape}")
+    out = np.empty((obs.shape[0], SIZE), np.float32)
+    _rows(obs, num_players, *suit_options(), out)
+    return out
+
+
+def with_features(obs: np.ndarray, num_players: int) -> np.ndarray:
+    """[N, obs_size + 81]: each row followed by its features, as `agents.features.featurizer` gives one view."""
+    return np.concatenate([np.asarray(obs, np.float32), mas_jong_features_batch(obs, num_players)], axis=1)
