@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from envs.testing import clone
-from experiments import replay, tournament, web, web_frames
+from experiments import replay, tournament, web, web_frames, web_games, web_http, web_replays
 from tests.conftest import GAMES
 from tests.helpers import cli_error_line
 
@@ -225,8 +225,8 @@ def frame_leaks(rep: replay.Replay, served: dict[int, list[dict]], rng) -> tuple
     prev = None
     for engine, move in rep.states():
         for seat in range(n):
-            named = None if move is None else web.shown_move(prev, move[0], move[1], seat)
-            if named is not None and not web.shows_frame(engine, named, seat):
+            named = None if move is None else web_frames.shown_move(prev, move[0], move[1], seat)
+            if named is not None and not web_frames.shows_frame(engine, named, seat):
                 counts["merged"] += 1
                 continue
             if index[seat] >= len(served[seat]):
@@ -241,20 +241,20 @@ def frame_leaks(rep: replay.Replay, served: dict[int, list[dict]], rng) -> tuple
             if any(r["hands"] is not None for r in rounds):
                 problems.append(f"{game} frame {step}: player_{seat} was shown the hands of a replay")
             shown = {k: v for k, v in shown.items() if k != "rounds"}
-            if shown != web.frame(engine, seat, step, named):
+            if shown != web_frames.frame(engine, seat, step, named):
                 problems.append(f"{game} frame {step}: the frame served to player_{seat} is not that seat's view of the game")
             places = engine.card_places()
             for _ in range(2):
                 g = clone(engine)
                 g.shuffle_hidden(seat, rng)
                 counts["redealt"].update(k for k, v in g.card_places().items() if v != places[k])
-                if web.frame(g, seat, step, shown["move"]) != shown:
+                if web_frames.frame(g, seat, step, shown["move"]) != shown:
                     problems.append(f"{game} frame {step}: player_{seat}'s frame changed when the cards it cannot see were redealt")
             if prev is not None and move[0] != seat:
                 for a, ga, b, gb in _look_alike_moves(prev, seat, rng):
                     counts["alternatives"] += 1
-                    fa = web.frame(ga, seat, step, web.shown_move(prev, move[0], a, seat))
-                    fb = web.frame(gb, seat, step, web.shown_move(prev, move[0], b, seat))
+                    fa = web_frames.frame(ga, seat, step, web_frames.shown_move(prev, move[0], a, seat))
+                    fb = web_frames.frame(gb, seat, step, web_frames.shown_move(prev, move[0], b, seat))
                     if fa != fb:
                         problems.append(
                             f"{game} frame {step}: player_{seat} can tell apart player_{move[0]}'s moves "
@@ -443,15 +443,15 @@ def test_bad_game_requests_get_400_with_one_line():
 
 
 def test_open_games_are_bounded():
-    table = web.GameTable(max_games=3, idle_s=3600)
-    ids = [table.create({"game": "neu", "seed": s})["id"] for s in range(5)]
-    assert list(table.games) == ids[2:]
-    with pytest.raises(web.ApiError) as e:
-        table.act(ids[0], {"action": 0})
+    open_games = web_games.OpenGames(max_games=3, idle_s=3600)
+    ids = [open_games.create({"game": "neu", "seed": s})["id"] for s in range(5)]
+    assert list(open_games.games) == ids[2:]
+    with pytest.raises(web_http.ApiError) as e:
+        open_games.act(ids[0], {"action": 0})
     assert e.value.status == 404
-    table.idle_s = 0.0
-    table.create({"game": "neu", "seed": 9})
-    assert len(table.games) == 1  # the idle ones went
+    open_games.idle_s = 0.0
+    open_games.create({"game": "neu", "seed": 9})
+    assert len(open_games.games) == 1  # the idle ones went
 
 
 # -- command line ------------------------------------------------------------------------------
@@ -538,14 +538,14 @@ def test_ppo_checkpoints_are_read_once_per_server(monkeypatch):
     loads = []
     real = PPOAgent.for_game.__func__
     monkeypatch.setattr(PPOAgent, "for_game", classmethod(lambda cls, *a, **k: loads.append(a) or real(cls, *a, **k)))
-    table = web.GameTable()
-    first = table.create({"game": "neu", "players": 4, "bots": "ppo", "seed": 3})
-    second = table.create({"game": "neu", "players": 4, "bots": "ppo", "seed": 3})
+    open_games = web_games.OpenGames()
+    first = open_games.create({"game": "neu", "players": 4, "bots": "ppo", "seed": 3})
+    second = open_games.create({"game": "neu", "players": 4, "bots": "ppo", "seed": 3})
     assert len(loads) == 1, f"the checkpoint was read {len(loads)} times for two games"
     assert first["frames"] == second["frames"] and first["legal"] == second["legal"]
     assert first["agents"] == ["you", "ppo", "ppo", "ppo"]
     # the bots of the two games are separate objects with their own random streams
-    a, b = (table.games[g["id"]].bots[1] for g in (first, second))
+    a, b = (open_games.games[g["id"]].bots[1] for g in (first, second))
     assert a is not b and a.rng is not b.rng and a._layers is b._layers
 
 
@@ -580,9 +580,9 @@ def test_requests_from_other_sites_are_refused():
 
 
 def test_allowed_hosts_follow_the_bound_address():
-    assert web.allowed_hosts("127.0.0.1", 8000) == {"127.0.0.1:8000", "localhost:8000", "[::1]:8000"}
-    assert web.allowed_hosts("192.168.1.5", 80) == {"192.168.1.5:80", "192.168.1.5"}
-    assert "evil.example:8000" not in web.allowed_hosts("0.0.0.0", 8000)
+    assert web_http.allowed_hosts("127.0.0.1", 8000) == {"127.0.0.1:8000", "localhost:8000", "[::1]:8000"}
+    assert web_http.allowed_hosts("192.168.1.5", 80) == {"192.168.1.5:80", "192.168.1.5"}
+    assert "evil.example:8000" not in web_http.allowed_hosts("0.0.0.0", 8000)
 
 
 def test_bodies_are_bounded_whatever_content_length_says(monkeypatch):
@@ -651,8 +651,8 @@ def test_replay_files_are_capped_and_parsed_once(tmp_path, monkeypatch):
     good = sorted(tmp_path.glob("*" + replay.SUFFIX))
     lines = good[0].read_text().splitlines()
     huge = tmp_path / ("huge" + replay.SUFFIX)
-    huge.write_text(lines[0] + "\n" + "\n".join(lines[1:-1]) * (web.MAX_REPLAY_BYTES // len("\n".join(lines[1:-1])) + 1) + "\n")
-    assert huge.stat().st_size > web.MAX_REPLAY_BYTES
+    huge.write_text(lines[0] + "\n" + "\n".join(lines[1:-1]) * (web_replays.MAX_REPLAY_BYTES // len("\n".join(lines[1:-1])) + 1) + "\n")
+    assert huge.stat().st_size > web_replays.MAX_REPLAY_BYTES
     head = json.loads(lines[0])
     (tmp_path / ("bad-agents" + replay.SUFFIX)).write_text(json.dumps({**head, "agents": 5}) + "\n" + "\n".join(lines[1:]))
     (tmp_path / ("bad-game" + replay.SUFFIX)).write_text(json.dumps({**head, "game": "../../etc"}) + "\n")
@@ -669,7 +669,7 @@ def test_replay_files_are_capped_and_parsed_once(tmp_path, monkeypatch):
             status, listing = request("GET", f"{url}/api/replays")
             assert status == 200
         entries = {e["id"]: e for e in listing["replays"]}
-        assert len(entries) == len(good) + 4 and listing["max_bytes"] == web.MAX_REPLAY_BYTES
+        assert len(entries) == len(good) + 4 and listing["max_bytes"] == web_replays.MAX_REPLAY_BYTES
         assert "link" not in entries and request("GET", f"{url}/api/replays/link")[0] == 404
         assert "over the 1,048,576-byte limit" in entries["huge"]["unreadable"]
         assert "agents must be a list of 4 strings" in entries["bad-agents"]["unreadable"]
@@ -715,7 +715,7 @@ def test_live_frames_reveal_hands_only_once_the_round_is_over(game):
 
     rnd, rng = random.Random(2), np.random.default_rng(2)
     n = replay.engine_class(game).default_players
-    live = web.LiveGame(game, n, 1, ["random"] * n, 11, {}, web.Bots())
+    live = web_games.LiveGame(game, n, 1, ["random"] * n, 11, {}, web_games.Bots())
     log, real = [], live.apply
 
     def spy(seat, action):
@@ -733,14 +733,14 @@ def test_live_frames_reveal_hands_only_once_the_round_is_over(game):
     reveals, pending = 0, []
     for before, after, event, shown in log:
         if event is not None:
-            pending.append([web.hand_cards(before, s) for s in range(n)])
+            pending.append([web_frames.hand_cards(before, s) for s in range(n)])
         if shown is None:
             continue
         seat_view = {k: v for k, v in shown.items() if k != "rounds"}
         for _ in range(2):
             g = clone(after)
             g.shuffle_hidden(1, rng)
-            assert web.frame(g, 1, shown["step"], shown["move"]) == seat_view, f"{game} frame {shown['step']} shows a hidden card"
+            assert web_frames.frame(g, 1, shown["step"], shown["move"]) == seat_view, f"{game} frame {shown['step']} shows a hidden card"
         if pending:
             assert [r["hands"] for r in shown["rounds"]] == pending, f"{game} frame {shown['step']}: wrong or missing reveal"
             assert all(len(r["changes"]) == n for r in shown["rounds"])
