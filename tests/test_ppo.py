@@ -755,8 +755,10 @@ def test_shipped_commands_still_parse_to_the_recorded_arguments(path: Path):
 
     sidecar = json.loads(path.read_text())
     words = shlex.split(sidecar["reproduce"])
-    assert words[:2] == ["python", "-m"] and words[2] in ("train.ppo", "train.ppo_warmstart")
-    module = ppo if words[2] == "train.ppo" else ppo_warmstart
+    assert words[:2] == ["python", "-m"] and words[2] in ("train.ppo", "train.ppo_warmstart", "train.ppo_features")
+    from train import ppo_features
+
+    module = {"train.ppo": ppo, "train.ppo_warmstart": ppo_warmstart, "train.ppo_features": ppo_features}[words[2]]
     args = dataclasses.asdict(module.parse_args(words[3:]))
     recorded = {{"num_workers": "workers"}.get(k, k): v for k, v in sidecar["args"].items()}
     if "run_dir" in recorded:  # files trained before --out was the run folder's flag
@@ -773,7 +775,7 @@ def test_a_policy_that_reads_the_heuristics_move_ships_only_under_a_hint_name():
     assert hinted and all(name.endswith("_hint.pt") for name in hinted), hinted
     assert all(not torch.load(p, weights_only=True).get("hint", False) for p in shipped if not p.stem.endswith("_hint"))
     with pytest.raises(FileNotFoundError, match="not_your_mas_jong_4p_hint.pt"):  # the error lists what is shipped
-        make_agent("ppo", game="not_your_mas_jong", num_players=4)
+        make_agent("ppo", game="neu", num_players=3)
 
 
 def test_agents_never_import_train():
