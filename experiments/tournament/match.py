@@ -124,3 +124,9 @@ def forfeit_record(n: int, seat: int, error: str) -> dict:
         "forfeit": {"seat": seat, "error": error},
     }
 
+
+def game_record(t: int, deal: int, rotation: int, ds: int, labels: list[str], g: dict) -> dict:
+    """One game's record: where it was played (table, deal, rotation, the deal's seed), who sat where, its result."""
+    if g["forfeit"]:
+        g["forfeit"]["agent"] = labels[g["forfeit"]["seat"]]
+    return {"table": t, "deal": deal, "rotation": rotation, "deal_seed": ds, "agents": labels, **g}

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from experiments.tournament import match, seating
+from experiments.tournament.cache import cached_agent, env_of
 from experiments.tournament.seating import AgentSpec, agent_seed, deal_seed, seat_lineup
 
 
@@ -43,53 +44,20 @@ class Job:
     isolate: bool = False  # every agent in a child process of its own (see `experiments.tournament.isolate`)
 
 
-_CACHE: dict = {}  # per process: envs and agent objects, reused across games
 _WORKER: dict = {}  # per worker process: the tables, set by the pool's initializer or read once from Ray
-
-
-def _env(game: str, num_players: int, rule_options: tuple):
-    key = ("env", game, num_players, rule_options)
-    if key not in _CACHE:
-        import envs
-
-        _CACHE[key] = envs.make_raw(game, num_players=num_players, **dict(rule_options))
-    return _CACHE[key]
-
-
-def cached_agent(spec: AgentSpec, game: str, num_players: int, seat: int, isolate_with: tuple | None = None):
-    """One agent object per spec and seat in this process (agents may keep memory within a game).
-    With `isolate_with` (the move limit), one `isolate.IsolatedAgent` instead."""
-    # A string spec is its own key; any other is known by identity (kept alive in the cache, so its id is never reused).
-    kind = spec.kind if isinstance(spec.kind, str) else id(spec.kind)
-    key = ("agent", spec.name, kind, spec.kwargs, game, num_players, seat, isolate_with)
-    if key not in _CACHE:
-        if isolate_with is None:
-            agent = spec.make(game, num_players, seed=0)
-        else:
-            from experiments.tournament.isolate import IsolatedAgent
-
-            agent = IsolatedAgent(spec, game, num_players, isolate_with[0], start_method())
-        _CACHE[key] = (spec, agent)
-    return _CACHE[key][1]
 
 
 def seated_agents(job: Job, t: int, deal: int, rotation: int, lineup: Sequence[AgentSpec]) -> list:
     """The agents of one game, seeded for it and reset."""
     agents = []
     for s, spec in enumerate(lineup):
-        a = cached_agent(spec, job.game, job.num_players, s, (job.move_timeout,) if job.isolate else None)
+        a = cached_agent(spec, job.game, job.num_players, s, (job.move_timeout, start_method()) if job.isolate else None)
         if callable(getattr(a, "seed", None)):
             a.seed(agent_seed(job.seed, deal, t, rotation, s))
         if callable(getattr(a, "reset", None)):
             a.reset()
         agents.append(a)
     return agents
-
-
-def game_record(t: int, deal: int, rotation: int, ds: int, labels: list[str], g: dict) -> dict:
-    if g["forfeit"]:
-        g["forfeit"]["agent"] = labels[g["forfeit"]["seat"]]
-    return {"table": t, "deal": deal, "rotation": rotation, "deal_seed": ds, "agents": labels, **g}
 
 
 def play_job(job: Job, tables: Sequence[Sequence[AgentSpec]]) -> list[dict]:
@@ -102,7 +70,7 @@ def play_job(job: Job, tables: Sequence[Sequence[AgentSpec]]) -> list[dict]:
 
         for rec in vector.play_tasks(job, tables, batched):
             by_task.setdefault((rec["table"], rec["deal"]), []).append(rec)
-    env = _env(job.game, n, job.rule_options) if len(batched) < len(job.tasks) else None
+    env = env_of(job.game, n, job.rule_options) if len(batched) < len(job.tasks) else None
     out = []
     for t, deal in job.tasks:
         if t in job.vector_tables:
@@ -120,7 +88,7 @@ def play_job(job: Job, tables: Sequence[Sequence[AgentSpec]]) -> list[dict]:
             g = match.play_game(env, agents, ds, labels, f", deal {deal}, rotation {r}", job.on_error, job.move_timeout)
             if job.record_moves:
                 g["moves"] = agents[0].moves
-            out.append(game_record(t, deal, r, ds, labels, g))
+            out.append(match.game_record(t, deal, r, ds, labels, g))
     return out
 
 

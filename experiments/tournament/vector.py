@@ -27,6 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from experiments.tournament import match, seating
+from experiments.tournament.cache import cached_agent
 from experiments.tournament.seating import AgentSpec, seat_lineup
 
 ROWS_PER_BATCH = 2048  # games stepped together: per-call costs vanish, and a long run still splits over workers
@@ -40,8 +41,6 @@ def has_engine(game: str) -> bool:
 
 def batch_agent(spec: AgentSpec, game: str, num_players: int):
     """The one agent object that plays every row of a batch for `spec` in this process."""
-    from experiments.tournament.runner import cached_agent
-
     return cached_agent(spec, game, num_players, seat=-1)
 
 
@@ -172,9 +171,7 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
         g = results[row]
         if job.record_moves:
             g["moves"] = moves[row]
-        from experiments.tournament.runner import game_record
-
-        out.append(game_record(t, deal, r, int(seeds[row]), labels[row], g))
+        out.append(match.game_record(t, deal, r, int(seeds[row]), labels[row], g))
     return out
 
 
