@@ -14,7 +14,7 @@ from numba import njit
 
 from envs import deadfall as ref
 from envs.vector import rng as R
-from envs.vector import loops as L
+from envs.vector import loops
 
 NUM_RANKS, A_DEAD = ref.NUM_RANKS, ref.A_DEAD
 DECK = np.array(ref.DECK, dtype=np.int16)  # a card id is its rank
@@ -71,7 +71,7 @@ def _new_hand(st, t, done, final_scores, final_ranks):
         lowest = min(lowest, st.chips[t, s])
     if st.hand_number[t] >= st.rounds or lowest < 1:
         # RULES.md §2 [D]: `rounds` hands, or fewer if a player cannot ante. Score = chips.
-        L.end_game(t, st.chips, done, final_scores, final_ranks)
+        loops.end_game(t, st.chips, done, final_scores, final_ranks)
         return
     st.hand_number[t] += 1
     for s in range(n):
@@ -256,7 +256,7 @@ def _move(st, t, action, rewards, done, final_scores, final_ranks, scratch):
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
-    L.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
+    loops.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
 
 
 # -- views ----------------------------------------------------------------------
@@ -302,7 +302,7 @@ def _unseen(st, t, seat, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    L.write_views(st, seats, obs, mask, write_mask, NUM_RANKS, _unseen, _public, _legal)
+    loops.write_views(st, seats, obs, mask, write_mask, NUM_RANKS, _unseen, _public, _legal)
 
 
 @njit(cache=True, inline="always")
@@ -319,7 +319,7 @@ def _hidden(st, t, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     """Every hand, the cards set aside, each seat's door pick, player_0's public view."""
-    L.write_state(st, out, NUM_RANKS, _hidden)
+    loops.write_state(st, out, NUM_RANKS, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

@@ -14,7 +14,7 @@ from numba import njit
 
 from envs import neu as ref
 from envs.vector import rng as R
-from envs.vector import loops as L
+from envs.vector import loops
 
 NUM_KINDS = ref.NUM_KINDS
 DECK = np.array(ref.DECK, dtype=np.int16)
@@ -237,7 +237,7 @@ def _move(st, t, action, rewards, done, final_scores, final_ranks, scratch):
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
-    L.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
+    loops.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
 
 
 # -- views ----------------------------------------------------------------------
@@ -268,18 +268,18 @@ def _public(st, t, seat, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    L.write_views(st, seats, obs, mask, write_mask, NUM_KINDS, L.hand_only, _public, _legal)
+    loops.write_views(st, seats, obs, mask, write_mask, NUM_KINDS, loops.hand_only, _public, _legal)
 
 
 @njit(cache=True, inline="always")
 def _hidden(st, t, v, i):
-    _public(st, t, 0, v, L.draw_counts(st, t, v, i))
+    _public(st, t, 0, v, loops.draw_counts(st, t, v, i))
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     """Every hand, the draw pile's counts, player_0's public view."""
-    L.write_state(st, out, NUM_KINDS, _hidden)
+    loops.write_state(st, out, NUM_KINDS, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

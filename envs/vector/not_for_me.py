@@ -14,7 +14,7 @@ from numba import njit
 
 from envs import not_for_me as ref
 from envs.vector import rng as R
-from envs.vector import loops as L
+from envs.vector import loops
 
 NUMBERS, WILD, NUM_KINDS = ref.NUMBERS, ref.WILD, ref.NUM_KINDS
 STEP = ref.NUM_WILDS + 1  # plays of one (number, count) differ by the wilds they hold
@@ -34,13 +34,14 @@ State = namedtuple(
 
 def make_state(num_envs: int, num_players: int, options: dict) -> State:
     n, N, i16 = num_players, num_envs, np.int16
-    L = ref.ActionLayout.for_players(n)
+    actions = ref.ActionLayout.for_players(n)
     deck = np.array(ref.make_deck(n), dtype=i16)
     scalar = lambda dtype=i16: np.zeros(N, dtype)  # noqa: E731
     return State(
         rng=np.zeros((N, R.RNG_WIDTH), np.uint64),
         deck=deck,
-        layout=np.array([L.copies, L.wilds, L.for_you, L.accept, L.refuse, L.draw, L.draw_pile, L.plain_pass], np.int64),
+        layout=np.array([actions.copies, actions.wilds, actions.for_you, actions.accept, actions.refuse, actions.draw,
+                         actions.draw_pile, actions.plain_pass], np.int64),
         marks=np.array(options["hand_marks"], np.int64),
         rounds=int(options["rounds"]),
         max_steps=int(options["max_round_steps"]),
@@ -364,7 +365,7 @@ def _move(st, t, action, rewards, done, final_scores, final_ranks, scratch):
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
-    L.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
+    loops.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
 
 
 # -- views ----------------------------------------------------------------------
@@ -410,12 +411,12 @@ def _public(st, t, seat, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    L.write_views(st, seats, obs, mask, write_mask, NUM_KINDS, L.hand_only, _public, _legal)
+    loops.write_views(st, seats, obs, mask, write_mask, NUM_KINDS, loops.hand_only, _public, _legal)
 
 
 @njit(cache=True, inline="always")
 def _hidden(st, t, v, i):
-    i = L.draw_counts(st, t, v, i)
+    i = loops.draw_counts(st, t, v, i)
     v[i] = st.offer_kind[t] + 1
     _public(st, t, 0, v, i + 1)
 
@@ -423,7 +424,7 @@ def _hidden(st, t, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     """Every hand, the draw pile's counts, the kind on offer, player_0's public view."""
-    L.write_state(st, out, NUM_KINDS, _hidden)
+    loops.write_state(st, out, NUM_KINDS, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

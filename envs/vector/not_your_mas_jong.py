@@ -16,7 +16,7 @@ from numba import njit
 
 from envs import not_your_mas_jong as ref
 from envs.vector import rng as R
-from envs.vector import loops as L
+from envs.vector import loops
 
 NUM_TYPES, RANKS, SUITS = ref.NUM_TYPES, ref.RANKS, len(ref.SUITS)
 DECK = np.array(ref.DECK, dtype=np.int8)
@@ -206,7 +206,7 @@ def _end_round(st, t, deltas, done, final_scores, final_ranks):
             leaders += st.tokens[t, s] == top
         # RULES.md §4 [D]: however it ended, tied leaders play up to 3 extra rounds, then the tie stands.
         if st.final_round[t] >= 0 and (leaders == 1 or st.rnd[t] >= st.final_round[t] + MAX_EXTRA_ROUNDS):
-            L.end_game(t, st.tokens, done, final_scores, final_ranks)
+            loops.end_game(t, st.tokens, done, final_scores, final_ranks)
             return
         st.ma[t] = (st.ma[t] + 1) % n
         if not _new_round(st, t):
@@ -349,7 +349,7 @@ def _move(st, t, action, rewards, done, final_scores, final_ranks, scratch):
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
-    L.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
+    loops.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
 
 
 # -- views ----------------------------------------------------------------------------
@@ -407,13 +407,13 @@ def _public(st, t, seat, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_views(st, seats, obs, mask, write_mask):
     """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    L.write_views(st, seats, obs, mask, write_mask, NUM_TYPES, L.hand_only, _public, _legal)
+    loops.write_views(st, seats, obs, mask, write_mask, NUM_TYPES, loops.hand_only, _public, _legal)
 
 
 @njit(cache=True, inline="always")
 def _hidden(st, t, v, i):
     n = st.sizes.shape[1]
-    i = _public(st, t, 0, v, L.draw_counts(st, t, v, i))
+    i = _public(st, t, 0, v, loops.draw_counts(st, t, v, i))
     for s in range(n):
         c = st.claims[t, s]
         v[i + s] = c - A_PASS if c >= 0 else -1
@@ -423,7 +423,7 @@ def _hidden(st, t, v, i):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def write_state(st, out):
     """Every hand, the draw pile's counts, player_0's public view, the pending claims, the seat to act."""
-    L.write_state(st, out, NUM_TYPES, _hidden)
+    loops.write_state(st, out, NUM_TYPES, _hidden)
 
 
 def scores(st: State) -> np.ndarray:
