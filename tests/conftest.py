@@ -11,8 +11,10 @@ for their example count: k under ``ci``, 40·k under ``large``.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 import envs
@@ -25,13 +27,22 @@ PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
 
 
+@pytest.fixture(autouse=True)
+def keep_the_start_method():
+    """Importing torchrl sets multiprocessing's start method to "spawn" for the whole process;
+    every test gets the platform's default back, whichever test imported it first."""
+    before = multiprocessing.get_start_method(allow_none=True)
+    yield
+    multiprocessing.set_start_method(before, force=True)
+
+
 def scaled(k: int) -> int:
     """Examples for a test whose every example plays a whole game."""
     return k if PROFILE == "ci" else 40 * k
 
 
 def player_counts(game: str) -> range:
-    engine_cls = envs.module(game).raw_env.engine_cls
+    engine_cls = envs.engine_class(game)
     return range(engine_cls.min_players, engine_cls.max_players + 1)
 
 

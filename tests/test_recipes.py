@@ -12,16 +12,6 @@ from experiments.recipes import common
 GAMES = ["not_for_me", "deadfall", "neu", "not_your_mas_jong"]
 
 
-@pytest.fixture(autouse=True)
-def keep_the_start_method():
-    """Importing torchrl sets multiprocessing's start method to "spawn" for the whole process;
-    the tests that share a worker with these expect the platform's default back."""
-    import multiprocessing
-
-    before = multiprocessing.get_start_method(allow_none=True)
-    yield
-    multiprocessing.set_start_method(before, force=True)
-
 # A few thousand environment steps: each recipe trains on every game in CI.
 STEPS = 2000
 
