@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results = []
             for g, n, found, tables, deals in plan:
                 label = f"{g} {n}p"
-                records = play(g, tables, n, range(deals), args.seed, args.workers, progress=label,
+                records = play(g, tables, n, range(deals), args.seed, args.workers, progress=False if args.quiet else label,
                                on_error=args.on_error, move_timeout=args.move_timeout, save_replays=args.save_replays,
                                backend=args.backend, ray_address=args.ray_address, engine=args.engine, isolate=args.isolate)
                 path = engine_path(g, tables, n, args.engine, args.move_timeout, args.isolate)

@@ -74,3 +74,25 @@ def test_default_output_folder_and_latest_link(tmp_path):
     latest = tmp_path / "results" / "latest"
     assert latest.is_symlink() and (latest / "results.json").exists()
     assert "note: neu 2p: skipping ppo" in r.stdout or "ppo" in json.loads((latest / "results.json").read_text())[0]["agents"]
+
+
+def test_compare_and_tournament_take_the_same_run_flags(capsys):
+    """One vocabulary: every flag the tournament takes for a run, the main job takes too."""
+    from experiments import compare
+    from experiments import tournament as T
+
+    def flags(main):
+        with pytest.raises(SystemExit):
+            main(["--help"])
+        return {w.strip(",") for w in capsys.readouterr().out.split() if w.startswith("--")}
+
+    shared = {"--seed", "--workers", "--out", "--quiet", "--engine", "--backend", "--deals", "--db", "--on-error"}
+    assert shared <= flags(T.main)
+    assert shared <= flags(compare.main)
+
+
+def test_quiet_compare_prints_no_progress_bar(tmp_path):
+    r = run("--games", "neu", "--players", "2", "--agents", "random,heuristic", "--deals", "2", "--quiet", "--no-plots",
+            "--workers", "1", "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    assert "game/s" not in r.stderr and "it/s" not in r.stderr

@@ -46,6 +46,7 @@ def add_run_flags(p: argparse.ArgumentParser, workers_default: int) -> None:
                    help="play every agent in a child process of its own, which --move-timeout kills (long C calls, agents that "
                         "catch every exception or end their process); costs a pipe round trip per move")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--engine", default="auto", choices=ENGINES,
                    help="auto: the batched engine for every table whose agents all act in batches (act_batch), one env "
                         "per game otherwise; vector: insist on the batched engine; aec: one env per game (the records are the same)")
@@ -121,7 +122,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_run_flags(p, workers_default=1)
     p.add_argument("--plain", action="store_true", help="an independent deal per game instead of duplicate deals")
     p.add_argument("--out", default=None, help="new folder for JSON/CSV/Markdown/PNG (default: results/tournament-<time>)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--save-replays", default=None, metavar="DIR", help="also write every game as DIR/*.replay.jsonl (see experiments.replay)")
     p.add_argument("--games", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
