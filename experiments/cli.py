@@ -135,7 +135,6 @@ def run_metadata(command: str, seed: int, **extra) -> dict:
         "numpy": _version("numpy"),
         "torch": _version("torch"),
         "pettingzoo": _version("pettingzoo"),
-        "openskill": _version("openskill"),
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
