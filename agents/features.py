@@ -97,6 +97,23 @@ FEATURES = {
 }
 
 
+# game -> the compiled copy of FEATURES[game] over a batch (the same values; tests/test_learn.py checks them)
+BATCH_FEATURES = {"not_your_mas_jong": "agents.features_batch:with_features"}
+
+
+def has_batch_features(game: str) -> bool:
+    """Whether `batch_features` computes this game's features for a whole batch in one compiled call."""
+    return game in BATCH_FEATURES
+
+
+def batch_features(game: str, obs: np.ndarray, num_players: int) -> np.ndarray:
+    """[N, obs_size] -> [N, obs_size + feature_size]: every row followed by its features."""
+    import importlib
+
+    module, name = BATCH_FEATURES[game].split(":")  # imported on first use: numba loads only when asked for
+    return getattr(importlib.import_module(module), name)(obs, num_players)
+
+
 def feature_size(game: str, num_players: int) -> int:
     """How many values `featurizer` adds for this game and player count (0: none)."""
     return FEATURES[game][0](num_players) if game in FEATURES else 0

@@ -26,6 +26,7 @@ from torch import nn
 
 from agents.base import Agent, batch_arrays
 from agents.checkpoint import CHECKPOINT_FORMAT, CheckpointError, build_network, read_checkpoint  # noqa: F401 (re-exported)
+from agents.features import batch_features, has_batch_features
 from agents.network import policy_input
 
 CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
@@ -64,7 +65,7 @@ class PPOAgent(Agent):
         agent._to_input = policy_input(ckpt["game"], ckpt["num_players"], features, hint)
         agent._plain = not (features or hint)  # the policy reads the observation itself
         # Ma's Jong's features for a whole batch in one compiled call (agents/features_batch.py, the same values)
-        agent._batch_features = features and not hint and ckpt["game"] == "not_your_mas_jong"
+        agent._batch_features = features and not hint and has_batch_features(ckpt["game"])
         agent._obs_size = int(ckpt["obs_size"])
         # act() runs the actor in numpy: for one observation at a time that is several times faster than torch.
         agent._mean, agent._std = net.obs_mean.numpy().copy(), net.obs_std.numpy().copy()
@@ -140,9 +141,7 @@ class PPOAgent(Agent):
         if self._plain:
             x = obs
         elif self._batch_features:
-            from agents.features_batch import with_features
-
-            x = with_features(obs, self.num_players)
+            x = batch_features(self.game, obs, self.num_players)
         else:
             x = np.stack([self._to_input(o, m) for o, m in zip(obs, mask)])
         logits = self._logits(x)

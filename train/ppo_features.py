@@ -25,6 +25,7 @@ import sys
 import numpy as np
 
 import envs
+from agents.features import BATCH_FEATURES, has_batch_features
 from train import ppo, ppo_warmstart
 from train.cli import parse_rules
 from train.rollout import measure_scales
@@ -38,8 +39,9 @@ class VectorTeacher:
     def __init__(self, args, rules: dict, reward_scale: float) -> None:
         from agents import make_agent
 
-        if args.game != "not_your_mas_jong":
-            raise ValueError("train.ppo_features computes its batched features for not_your_mas_jong only")
+        if not has_batch_features(args.game):
+            raise ValueError(f"train.ppo_features needs batched features, which {args.game} has none of; "
+                             f"games with them: {', '.join(BATCH_FEATURES)}")
         self.args, self.rules, self.reward_scale = args, rules, reward_scale
         self.n, self.num_tables = args.players, args.num_envs * max(1, args.workers)
         self.heuristic = make_agent("heuristic", args.game, self.n, seed=0)
@@ -112,9 +114,9 @@ def variant(args) -> ppo.Variant:
 
 def check_args(args) -> None:
     ppo_warmstart.check_args(args)
-    if args.imitation_steps and (args.game != "not_your_mas_jong" or not args.features or args.hint):
-        raise ValueError("train.ppo_features plays the teacher on the batched engine for not_your_mas_jong "
-                         "with --features and without --hint")
+    if args.imitation_steps and (not has_batch_features(args.game) or not args.features or args.hint):
+        raise ValueError(f"train.ppo_features plays the teacher on the batched engine for a game with batched "
+                         f"features ({', '.join(BATCH_FEATURES)}), with --features and without --hint")
 
 
 def parse_args(argv=None):
