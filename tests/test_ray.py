@@ -192,7 +192,9 @@ def test_node_lost_mid_run_changes_nothing(cluster, local_result):
     assert alive_nodes() == 2
     distributed.ray_map = map_then_lose_a_node
     try:
-        res = tournament.run_tournament("neu", ["heuristic", "random"], 4, deals=40, seed=3, progress=False, backend="ray")
+        # engine="aec": 20 batches of deals (the batched engine would play them in one), so a node is lost mid-run
+        res = tournament.run_tournament("neu", ["heuristic", "random"], 4, deals=40, seed=3, progress=False, backend="ray",
+                                        engine="aec")
     finally:
         distributed.ray_map = real_map
     assert removed_at == [1] and not node.any_processes_alive()
