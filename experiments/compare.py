@@ -70,6 +70,20 @@ def available_agents(specs: Sequence[AgentSpec], game: str, num_players: int) ->
     return found, notes
 
 
+def exploitability(game: str, num_players: int, specs: Sequence[AgentSpec], args) -> dict:
+    """The best-response edge over each agent (`experiments.exploit`), at the budget the user asked for."""
+    from experiments.exploit import exploit
+
+    out = {}
+    for spec in specs:
+        r = exploit(game, num_players, spec.kind, steps=args.exploit_steps, seed=args.seed, deals=args.exploit_deals,
+                    curve_points=0, say=None)
+        out[spec.name] = {"edge": r.edge, "edge_ci": r.edge_ci, "budget": r.budget, "deals": r.deals, "run_folder": r.run_folder}
+        if not args.quiet:
+            print(f"{game} {num_players}p: best response against {spec.name}: {r.edge:+.3g} ± {r.edge_ci:.2g} ({r.budget})", flush=True)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import os
 
@@ -89,6 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="new folder for the reports (default: results/<timestamp>, linked from results/latest)")
     add_run_flags(p, workers_default=os.cpu_count() or 1)
     p.add_argument("--save-replays", default=None, metavar="DIR", help="also write every game as DIR/*.replay.jsonl (see experiments.replay)")
+    p.add_argument("--exploit-steps", type=cli.count, default=None, metavar="N",
+                   help="also train a best response for N steps against every agent and report its edge (experiments.exploit)")
+    p.add_argument("--exploit-deals", type=cli.count, default=200, help="held-out deals for the best-response edge")
     args = p.parse_args(argv)
 
     cli.check_out(args.out, p)  # at once; claimed below, once every other check has passed
@@ -154,6 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 res = summarize(records, tables, g, n, deals=deals, seed=args.seed, duplicate=True, mode="one-vs-rest", rule_options={},
                                 engine=path)
                 res["records"] = records
+                if args.exploit_steps:
+                    res["exploitability"] = exploitability(g, n, found, args)
                 results.append(res)
                 print(f"{label}: {deals} deals per table × {len(tables)} tables × {n} rotations = {len(records)} games ({path})", flush=True)
             wall = time.perf_counter() - t_start

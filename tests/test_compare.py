@@ -96,3 +96,25 @@ def test_quiet_compare_prints_no_progress_bar(tmp_path):
             "--workers", "1", "--out", str(tmp_path / "o"))
     assert r.returncode == 0, r.stderr
     assert "game/s" not in r.stderr and "it/s" not in r.stderr
+
+
+def test_the_exploitability_column_appears_when_asked(tmp_path):
+    import os
+    from pathlib import Path
+
+    # Run from tmp_path (the best responses' run folders go to ./runs), importing this checkout.
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    common = ["--games", "neu", "--players", "2", "--agents", "random,heuristic", "--deals", "2", "--quiet", "--no-plots", "--workers", "1"]
+
+    def compare(*args):
+        return subprocess.run([sys.executable, "-m", "experiments.compare", *common, *args], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path, env=env)
+
+    r = compare("--exploit-steps", "3000", "--exploit-deals", "8", "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    report = next((tmp_path / "o").glob("*.md")).read_text()
+    assert "best-response edge" in report and "3000 steps" in report.replace(",", "")
+    rows = [line for line in report.splitlines() if line.startswith(("| neu | 2 | random |", "| neu | 2 | heuristic |"))]
+    assert len(rows) == 2 and all(line.count("±") >= 1 and line.rstrip().endswith("|") for line in rows)
+    assert compare("--out", str(tmp_path / "p")).returncode == 0
+    assert "best-response edge" not in next((tmp_path / "p").glob("*.md")).read_text()

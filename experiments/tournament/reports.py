@@ -56,21 +56,31 @@ def _rating(r: dict) -> str:
 def markdown(results: Sequence[dict], notes: bool = True) -> str:
     """One table for all results: a row per game, player count and agent, plus pairwise score differences,
     then what each column means."""
+    # The optional column of `experiments.compare --exploit-steps`: a best response's edge over each agent.
+    exploited = [res for res in results if res.get("exploitability")]
+    extra = " best-response edge |" if exploited else ""
     lines = [
-        "| game | players | agent | score / game | reward / game | win rate | mean rank | rating [95% CI] | games |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| game | players | agent | score / game | reward / game | win rate | mean rank | rating [95% CI] | games |" + extra,
+        "|---|---|---|---|---|---|---|---|---|" + ("---|" if exploited else ""),
     ]
     for res in results:
         rated = res.get("ratings") or {}
         lost = res.get("forfeits") or {}
+        edges = res.get("exploitability") or {}
         for name in res["agents"]:
             s = res["overall"][name]
             sk = _rating(rated[name]) if name in rated else "–"
             games = f"{s['games']}" + (f" ({lost[name]} forfeited)" if lost.get(name) else "")
+            edge = f" {edges[name]['edge']:+.3g} ± {edges[name]['edge_ci']:.2g} |" if name in edges else (" – |" if exploited else "")
             lines.append(
                 f"| {res['game']} | {res['num_players']} | {name} | {_fmt(s['score'])} | {_fmt(s['reward'])} | "
-                f"{_fmt(s['win'])} | {_fmt(s['rank'])} | {sk} | {games} |"
+                f"{_fmt(s['win'])} | {_fmt(s['rank'])} | {sk} | {games} |{edge}"
             )
+    for res in exploited:
+        e = next(iter(res["exploitability"].values()))
+        lines += ["", f"Best-response edge, {res['game']} {res['num_players']}p: a PPO best response trained from scratch "
+                      f"against each agent for {e['budget']}, then its mean score minus the agent's own in the same seat "
+                      f"on {e['deals']} held-out duplicate deals, ± 95% CI (`experiments.exploit`)."]
     lines += ["", "| game | players | A vs B | score diff A − B | A ahead of B | plain deals need ×k games | deals × tables |", "|---|---|---|---|---|---|---|"]
     for res in results:
         names = res["agents"]
