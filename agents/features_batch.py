@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from agents.heuristic.kernels.hand_distance import shanten, shanten_each, suit_options
-from agents.heuristic.kernels.not_your_mas_jong import STEALS
+from agents.heuristic.kernels.not_your_mas_jong import STEALS, distance_after_steal
 from envs.not_your_mas_jong import (A_STEAL_IDENTICAL, COPIES, NUM_TYPES, OBS_DISCARD, OBS_HAND, OBS_PHASE, OBS_SEATS,
                                     SEAT_BLOCK, SEAT_DISCARDS, SEAT_LOCKED)
 
@@ -64,22 +64,9 @@ def _rows(obs, n, opts, count, out):
                 a, first, second = STEALS[card, j, 0], STEALS[card, j, 1], STEALS[card, j, 2]
                 if a < 0:
                     break
-                if not (hand[first] >= 2 if first == second else hand[first] >= 1 and hand[second] >= 1):
-                    continue
-                hand[first] -= 1
-                hand[second] -= 1
-                left = 0
-                for k in range(NUM_TYPES):
-                    left += hand[k]
-                if left:
-                    shanten_each(hand, locked_sets + 1, -1, opts, count, scratch, draws)
-                    d = 99
-                    for k in range(NUM_TYPES):
-                        if draws[k] >= 0 and draws[k] < d:
-                            d = draws[k]
+                d = distance_after_steal(hand, locked_sets, first, second, opts, count, scratch, draws)
+                if d >= 0:
                     out[t, 26 + a - A_STEAL_IDENTICAL] = d
-                hand[first] += 1
-                hand[second] += 1
         for k in range(NUM_TYPES):
             out[t, 31 + k] = unseen[k]
             out[t, 56 + k] = 0.0

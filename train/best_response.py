@@ -61,7 +61,7 @@ from train.cli import check_numbers
 from train import ppo
 from train.ppo import SCALE_GAMES, ppo_update
 from train.rollout import measure_scales
-from train.rollout_vector import GrowingColumns
+from train.rollout_vector import GrowingColumns, another_game
 from train.runfolder import RunFolder, RunLog
 
 TRAIN_DEALS = 2**60
@@ -366,7 +366,7 @@ class BestResponseRollout:
                 lengths_sum += int(game_len[ended].sum())
                 lengths_count += ended.size
                 game_len[ended] = 0
-                live[ended] = row_steps[ended] + 0.5 * lengths_sum / lengths_count <= share
+                live[ended] = another_game(row_steps[ended], lengths_sum, lengths_count, share)
                 if live[ended].any():
                     started(ended[live[ended]])
         out = buf.arrays()

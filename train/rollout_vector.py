@@ -50,6 +50,12 @@ def uses_vector_env(config: RolloutConfig) -> bool:
     return config.game in KERNELS and not config.features and not config.hint
 
 
+def another_game(steps_played, lengths_sum: int, lengths_count: int, share: float):
+    """As in train/rollout.py: a row starts another game only if about half a game (of the mean
+    length so far) still fits in its share of the rollout."""
+    return steps_played + 0.5 * lengths_sum / lengths_count <= share
+
+
 class GrowingColumns:
     """Columns of transitions that grow by doubling (a rollout's size is only known at its end)."""
 
@@ -232,8 +238,7 @@ class VectorRollout:
                 lengths_sum += int(game_len[ended].sum())
                 lengths_count += ended.size
                 game_len[ended] = 0
-                # As in train/rollout.py: another game only if about half a game still fits in the share.
-                live[ended] = table_steps[ended] + 0.5 * lengths_sum / lengths_count <= share
+                live[ended] = another_game(table_steps[ended], lengths_sum, lengths_count, share)
                 for t in ended[live[ended]].tolist():
                     seat_players(t)
         out = buf.arrays()

@@ -52,6 +52,29 @@ def _best_discard(mask, t, hand, locked_sets, unseen, seen, opts, count, scratch
 
 
 @njit(cache=True, inline="always")
+def distance_after_steal(hand, locked_sets, first, second, opts, count, scratch, draws):
+    """The readable distance_after_steal of the steal that uses `first` and `second` from the hand:
+    -1 when the hand lacks them or would hold no card after it."""
+    if not (hand[first] >= 2 if first == second else hand[first] >= 1 and hand[second] >= 1):
+        return -1
+    hand[first] -= 1
+    hand[second] -= 1
+    left = 0
+    for k in range(NUM_TYPES):
+        left += hand[k]
+    d = -1
+    if left:
+        shanten_each(hand, locked_sets + 1, -1, opts, count, scratch, draws)
+        d = 99
+        for k in range(NUM_TYPES):
+            if draws[k] >= 0 and draws[k] < d:
+                d = draws[k]
+    hand[first] += 1
+    hand[second] += 1
+    return d
+
+
+@njit(cache=True, inline="always")
 def _steal_or_pass(mask, t, hand, locked_sets, card, opts, count, scratch, after):
     best_action = A_PASS
     best_distance = shanten(hand, locked_sets, opts, count, scratch)
@@ -61,24 +84,10 @@ def _steal_or_pass(mask, t, hand, locked_sets, card, opts, count, scratch, after
             break
         if mask[t, a] == 0:
             continue
-        # readable distance_after_steal, then worth_stealing
-        if not (hand[first] >= 2 if first == second else hand[first] >= 1 and hand[second] >= 1):
-            continue
-        hand[first] -= 1
-        hand[second] -= 1
-        left = 0
-        for k in range(NUM_TYPES):
-            left += hand[k]
-        if left:
-            shanten_each(hand, locked_sets + 1, -1, opts, count, scratch, after)
-            d = 99
-            for k in range(NUM_TYPES):
-                if after[k] >= 0 and after[k] < d:
-                    d = after[k]
-            if d < best_distance:
-                best_action, best_distance = a, d
-        hand[first] += 1
-        hand[second] += 1
+        # readable worth_stealing
+        d = distance_after_steal(hand, locked_sets, first, second, opts, count, scratch, after)
+        if d >= 0 and d < best_distance:
+            best_action, best_distance = a, d
     return best_action
 
 
