@@ -15,9 +15,8 @@ import numpy as np
 from numba import njit
 
 from agents.heuristic.kernels.hand_distance import shanten, shanten_each, suit_options
-from agents.heuristic.kernels.not_your_mas_jong import STEALS, distance_after_steal
-from envs.not_your_mas_jong import (A_STEAL_IDENTICAL, COPIES, NUM_TYPES, OBS_DISCARD, OBS_HAND, OBS_PHASE, OBS_SEATS,
-                                    SEAT_BLOCK, SEAT_DISCARDS, SEAT_LOCKED)
+from agents.heuristic.kernels.not_your_mas_jong import STEALS, discarded_card, distance_after_steal, read_view
+from envs.not_your_mas_jong import A_STEAL_IDENTICAL, NUM_TYPES, OBS_PHASE
 
 FAR = 9  # agents.features._FAR: a discard or steal that is not possible (the worst hand is 8 away)
 SIZE = 81
@@ -27,22 +26,12 @@ SIZE = 81
 def _rows(obs, n, opts, count, out):
     hand = np.zeros(NUM_TYPES, np.int64)
     unseen = np.zeros(NUM_TYPES, np.int64)
+    seen = np.zeros(NUM_TYPES, np.float32)
     each = np.zeros(NUM_TYPES, np.int64)
     draws = np.zeros(NUM_TYPES, np.int64)
     scratch = np.zeros((4, 4, 2), np.int64)
     for t in range(obs.shape[0]):
-        # readable read_view
-        locked = np.float32(0.0)
-        for k in range(NUM_TYPES):
-            hand[k] = int(obs[t, OBS_HAND + k])
-            locked += obs[t, OBS_SEATS + SEAT_LOCKED + k]
-            s = np.float32(0.0)
-            for r in range(n):
-                s += obs[t, OBS_SEATS + SEAT_BLOCK * r + SEAT_DISCARDS + k]
-            for r in range(n):
-                s += obs[t, OBS_SEATS + SEAT_BLOCK * r + SEAT_LOCKED + k]
-            unseen[k] = int(max(0.0, COPIES - obs[t, OBS_HAND + k] - s))
-        locked_sets = int(locked) // 3
+        locked_sets = read_view(obs, t, n, hand, seen, unseen)
         out[t, :] = FAR
         out[t, 0] = shanten(hand, locked_sets, opts, count, scratch)
         shanten_each(hand, locked_sets, -1, opts, count, scratch, each)
@@ -53,10 +42,7 @@ def _rows(obs, n, opts, count, out):
                 closest = min(closest, each[k])
         out[t, 30] = 0.0
         if obs[t, OBS_PHASE] == 1:
-            card = 0
-            for k in range(1, NUM_TYPES):
-                if obs[t, OBS_DISCARD + k] > obs[t, OBS_DISCARD + card]:
-                    card = k
+            card = discarded_card(obs, t)
             hand[card] += 1
             out[t, 30] = 1.0 if shanten(hand, locked_sets, opts, count, scratch) == 0 else 0.0
             hand[card] -= 1

@@ -52,6 +52,34 @@ def _best_discard(mask, t, hand, locked_sets, unseen, seen, opts, count, scratch
 
 
 @njit(cache=True, inline="always")
+def read_view(obs, t, n, hand, seen, unseen):
+    """The readable read_view of row t: the hand, the copies of each card seen on the table and
+    those unseen (into the arrays given); returns the seat's locked sets."""
+    locked = np.float32(0.0)
+    for k in range(NUM_TYPES):
+        hand[k] = int(obs[t, OBS_HAND + k])
+        locked += obs[t, OBS_SEATS + SEAT_LOCKED + k]
+        s = np.float32(0.0)
+        for r in range(n):
+            s += obs[t, OBS_SEATS + SEAT_BLOCK * r + SEAT_DISCARDS + k]
+        for r in range(n):
+            s += obs[t, OBS_SEATS + SEAT_BLOCK * r + SEAT_LOCKED + k]
+        seen[k] = s
+        unseen[k] = int(max(0.0, COPIES - obs[t, OBS_HAND + k] - s))
+    return int(locked) // 3
+
+
+@njit(cache=True, inline="always")
+def discarded_card(obs, t):
+    """The card on offer in a steal decision (the one-hot discard of row t)."""
+    card = 0
+    for k in range(1, NUM_TYPES):
+        if obs[t, OBS_DISCARD + k] > obs[t, OBS_DISCARD + card]:
+            card = k
+    return card
+
+
+@njit(cache=True, inline="always")
 def distance_after_steal(hand, locked_sets, first, second, opts, count, scratch, draws):
     """The readable distance_after_steal of the steal that uses `first` and `second` from the hand:
     -1 when the hand lacks them or would hold no card after it."""
@@ -104,27 +132,12 @@ def _act_rows(obs, mask, n, opts, count, out):
         if legal <= 1:  # first is -1 when nothing is legal
             out[t] = first
             continue
-        # readable read_view
-        locked = np.float32(0.0)
-        for k in range(NUM_TYPES):
-            hand[k] = int(obs[t, OBS_HAND + k])
-            locked += obs[t, OBS_SEATS + SEAT_LOCKED + k]
-            s = np.float32(0.0)
-            for r in range(n):
-                s += obs[t, OBS_SEATS + SEAT_BLOCK * r + SEAT_DISCARDS + k]
-            for r in range(n):
-                s += obs[t, OBS_SEATS + SEAT_BLOCK * r + SEAT_LOCKED + k]
-            seen[k] = s
-            unseen[k] = int(max(0.0, COPIES - obs[t, OBS_HAND + k] - s))
-        locked_sets = int(locked) // 3
+        locked_sets = read_view(obs, t, n, hand, seen, unseen)
         if obs[t, OBS_PHASE] == 1:
             if mask[t, A_STEAL_WIN]:
                 out[t] = A_STEAL_WIN
                 continue
-            card = 0
-            for k in range(1, NUM_TYPES):
-                if obs[t, OBS_DISCARD + k] > obs[t, OBS_DISCARD + card]:
-                    card = k
+            card = discarded_card(obs, t)
             out[t] = _steal_or_pass(mask, t, hand, locked_sets, card, opts, count, scratch, after)
         else:
             out[t] = _best_discard(mask, t, hand, locked_sets, unseen, seen, opts, count, scratch, each, after)
