@@ -399,3 +399,27 @@ def test_cli_engine_flag(capsys, tmp_path):
 class OneMove:
     def act(self, observation):
         return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+class PeekRows(LastLegal):
+    """Keeps state per batch row (reset_rows), and writes down every (row, seat) it is handed."""
+
+    handed: list = []
+
+    def reset_rows(self, rows):
+        pass
+
+    def act_batch(self, obs, mask, seat, rows=None):
+        rows = np.arange(len(seat)) if rows is None else np.asarray(rows)
+        PeekRows.handed += list(zip(rows.tolist(), np.asarray(seat).tolist()))
+        return super().act_batch(obs, mask, seat)
+
+
+@pytest.mark.parametrize("game", ["neu", "deadfall", "not_for_me", "not_your_mas_jong"])
+def test_a_row_keeping_agent_is_handed_only_the_rows_where_it_is_to_act(game):
+    """Another seat's observation (its hand) is never given to an agent with reset_rows, on the batched engine."""
+    PeekRows.handed = []
+    res = T.run_tournament(game, [AgentSpec("peek", PeekRows), "random"], 4, deals=3, seed=5, progress=False, engine="vector")
+    by_row = {r["deal"] * 4 + r["rotation"]: r["agents"] for r in res["records"]}
+    assert PeekRows.handed
+    assert all(by_row[row][s] == "peek" for row, s in PeekRows.handed), "handed a row where another seat is to act"

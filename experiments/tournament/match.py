@@ -42,9 +42,12 @@ def act(agent, obs: dict, move_timeout: float | None):
     return guarded_act(agent.act, obs, timed)
 
 
-def act_batch(agent, obs, mask, seat):
-    """The agent's moves for a batch of rows (the batched protocol), AgentExit for os._exit."""
-    return guarded_act(lambda _: agent.act_batch(obs, mask, seat), None)
+def act_batch(agent, obs, mask, seat, rows=None):
+    """The agent's moves for a batch of rows (the batched protocol; ``rows=`` which batch rows they are, for
+    an agent with state per row), AgentExit for os._exit."""
+    if rows is None:
+        return guarded_act(lambda _: agent.act_batch(obs, mask, seat), None)
+    return guarded_act(lambda _: agent.act_batch(obs, mask, seat, rows=rows), None)
 
 
 def failure(e: BaseException, move_timeout: float | None) -> str:

@@ -135,13 +135,9 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
             sel = np.flatnonzero(live & (mover == k))
             if sel.size == 0:
                 continue
-            if per_row[k]:
-                # Every row: the agent's streams or memory are per batch row (`agents.base`); the moves of
-                # rows where it is not the seat to act are dropped.
-                chosen, problem = _decide(agent, obs, mask, seat)
-                chosen = chosen[sel]
-            else:  # an agent without row state decides only the rows where it is to act
-                chosen, problem = _decide(agent, obs[sel], mask[sel], seat[sel])
+            # Only the rows where this agent is to act (never an opponent's hand); an agent with streams or
+            # memory per batch row (`agents.base`) is told which rows they are.
+            chosen, problem = _decide(agent, obs[sel], mask[sel], seat[sel], sel if per_row[k] else None)
             problems = None if problem is None else [problem] * sel.size
             bad = _illegal(chosen, mask[sel]) if problems is None else np.ones(sel.size, bool)
             good = sel[~bad]
@@ -175,17 +171,26 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
     return out
 
 
-def _decide(agent: Any, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> tuple[np.ndarray, str | None]:
+def _decide(agent: Any, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
+            rows: np.ndarray | None = None) -> tuple[np.ndarray, str | None]:
     """An agent's moves for the rows given (on copies, so that no agent edits what the next one sees), and
     None; or, when the call fails, what went wrong (every game the agent was to move in fails with it)."""
     try:
-        a = np.asarray(match.act_batch(agent, obs.copy(), mask.copy(), seat.copy()))
+        a = np.asarray(match.act_batch(agent, obs.copy(), mask.copy(), seat.copy(), rows))
     except KeyboardInterrupt:
         raise
     except BaseException as e:
         return np.zeros(len(seat), np.int64), "in act_batch " + match.failure(e, None)
     if a.shape != seat.shape:
         return np.zeros(len(seat), np.int64), f"returned act_batch actions of shape {a.shape} for {len(seat)} rows"
+    if a.dtype == object:  # Python ints are moves; anything else is named by its type
+        odd = next((x for x in a.tolist() if isinstance(x, bool) or not isinstance(x, (int, np.integer))), None)
+        if odd is not None:
+            return np.zeros(len(seat), np.int64), f"returned act_batch actions of dtype object holding a {type(odd).__name__}"
+        try:
+            a = a.astype(np.int64)
+        except OverflowError:
+            return np.zeros(len(seat), np.int64), "returned act_batch actions of dtype object beyond int64"
     return a, None
 
 
