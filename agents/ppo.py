@@ -22,12 +22,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from torch import nn
 
 from agents.base import Agent, batch_arrays
 from agents.checkpoint import CHECKPOINT_FORMAT, CheckpointError, build_network, read_checkpoint  # noqa: F401 (re-exported)
 from agents.features import batch_features, has_batch_features
-from agents.network import policy_input
+from agents.network import actor_arrays, actor_logits, policy_input
 
 CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
 
@@ -67,9 +66,9 @@ class PPOAgent(Agent):
         # Ma's Jong's features for a whole batch in one compiled call (agents/features_batch.py, the same values)
         agent._batch_features = features and not hint and has_batch_features(ckpt["game"])
         agent._obs_size = int(ckpt["obs_size"])
-        # act() runs the actor in numpy: for one observation at a time that is several times faster than torch.
-        agent._mean, agent._std = net.obs_mean.numpy().copy(), net.obs_std.numpy().copy()
-        agent._layers = numpy_layers(net.actor)
+        # act() and act_batch() run the compiled actor (agents.network.actor_logits): a row's logits
+        # do not depend on its batch, and one observation takes microseconds, not torch's call overhead.
+        agent._layers = actor_arrays(net)
         agent.info = {k: ckpt[k] for k in ("critic", "meta") if k in ckpt}
         return agent
 
@@ -88,18 +87,14 @@ class PPOAgent(Agent):
         return cls.load(path, game=game, num_players=num_players, seed=seed, greedy=greedy)
 
     def _logits(self, x: np.ndarray) -> np.ndarray:
-        """The actor's logits for policy inputs `x` (one row or many), in float64.
-
-        einsum, not BLAS: BLAS rounds a row differently with the batch around it (its blocking
-        depends on the batch size), and then act_batch could break a near-tie otherwise than act;
-        einsum sums each row in the same order whatever the batch."""
-        x = (x - self._mean) / self._std
-        product = "j,jk->k" if x.ndim == 1 else "ij,jk->ik"
-        for w, b, activation in self._layers:
-            x = np.einsum(product, x, w) + b
-            if activation is not None:
-                x = activation(x)
-        return x.astype(np.float64)
+        """The actor's logits for policy inputs `x` (one row or many), in float64: each row's are the
+        same bits alone or in any batch (agents.network.actor_logits), so act_batch breaks a
+        near-tie as act does."""
+        params, dims = self._layers
+        rows = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, int(dims[0]))
+        out = np.empty((rows.shape[0], int(dims[3])), np.float32)
+        actor_logits(rows, params, dims, out)
+        return (out[0] if x.ndim == 1 else out).astype(np.float64)
 
     def _choose(self, logits: np.ndarray, legal: np.ndarray) -> int:
         logits = logits[legal]
@@ -159,16 +154,3 @@ class PPOAgent(Agent):
             self.rng = keep
         return out
 
-
-def numpy_layers(actor: nn.Sequential) -> list:
-    """`actor`'s layers as (weight, bias, activation) in numpy, read off the module itself, so
-    `PPOAgent.act` runs exactly the network `agents.network.ActorCritic` builds."""
-    layers = []
-    for m in actor:
-        if isinstance(m, nn.Linear):
-            layers.append([m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy(), None])
-        elif isinstance(m, nn.Tanh) and layers and layers[-1][2] is None:
-            layers[-1][2] = np.tanh
-        else:
-            raise TypeError(f"PPOAgent runs Linear and Tanh layers in numpy, not {type(m).__name__}")
-    return [tuple(layer) for layer in layers]

@@ -749,6 +749,26 @@ def test_the_numpy_actor_is_the_network_and_act_batch_chooses_as_act(path: Path)
             a.act({"observation": o, "action_mask": m}) for a, o, m in zip(per_game, obs[:4], masks[:4])]
 
 
+@pytest.mark.parametrize("path", sorted(CHECKPOINT_DIR.glob("*.pt")), ids=lambda p: p.stem)
+def test_a_rows_logits_are_the_same_bits_in_any_batch(path: Path):
+    """The compiled actor gives a row the bits it gets alone (act's one observation) in batches of
+    1, 7, 64 and 4,096 rows drawn from the views, so no engine, batch size or worker count can
+    break a near-tie another way; and those logits are the torch network's."""
+    obs, masks = views_of(path, more=50)
+    bot = PPOAgent.load(path, seed=0)
+    x = np.stack([bot._to_input(o, m) for o, m in zip(obs, masks)])
+    alone = np.stack([bot._logits(row) for row in x])
+    chosen = np.array([bot.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)])
+    with torch.no_grad():
+        want = bot.net.actor((torch.from_numpy(x) - bot.net.obs_mean) / bot.net.obs_std).numpy()
+    np.testing.assert_allclose(alone, want, rtol=1e-5, atol=1e-5)
+    rng = np.random.default_rng(0)
+    for size in (1, 7, 64, 4096):
+        pick = rng.integers(len(x), size=size)
+        assert np.array_equal(bot._logits(x[pick]).view(np.int64), alone[pick].view(np.int64)), size
+        assert bot.act_batch(obs[pick], masks[pick], np.zeros(size, np.int64)).tolist() == chosen[pick].tolist(), size
+
+
 @pytest.mark.parametrize("path", sorted(CHECKPOINT_DIR.glob("*.json")), ids=lambda p: p.stem)
 def test_shipped_commands_still_parse_to_the_recorded_arguments(path: Path):
     import shlex
