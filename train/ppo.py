@@ -204,6 +204,9 @@ class Variant:
     # (agent, obs, masks, update, num_updates, pool) -> a loss term added to each minibatch's PPO loss;
     # its log() gives extra progress.csv columns.
     penalty: Callable | None = None
+    # (agent, row) -> None: runs after each update, before its checkpoint is saved (row: its
+    # progress.csv row); `train/ppo_search.py`'s strength log. It must draw no random number the run uses.
+    after_update: Callable | None = None
 
     def reads(self) -> dict:
         """What the policy reads besides the observation (recorded in every checkpoint)."""
@@ -453,6 +456,8 @@ def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
             log.write(row, batch["env_steps"], pool_size=len(pool) - 1)
             meta = {"update": update, "global_step": global_step, "rollout_steps_played": plan.played,
                     "wall_seconds": row["wall_seconds"], "pool": pool}
+            if variant.after_update is not None:  # before the checkpoint: a resumed run redoes both
+                variant.after_update(agent, row)
             save_checkpoint(checkpoint_dict(agent, args, variant, meta, optimizer), run.checkpoint_path)
             update += 1
     finally:

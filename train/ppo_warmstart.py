@@ -147,6 +147,20 @@ def imitate(agent, optimizer, args: Args, open_collector, say=print) -> int:
         data = teacher.collect(agent.state_dict(), [], seed=(args.seed, 0), num_steps=args.imitation_steps)
     finally:
         teacher.close()
+    agree = fit(agent, optimizer, args, data)
+    say(f"imitation: {len(data['actions'])} heuristic decisions, the policy's top action agrees on {agree:.1%}")
+    return data["env_steps"]
+
+
+def fit(agent, optimizer, args, data: dict, targets=None) -> float:
+    """Fit the policy to a teacher's decisions and the critic to their discounted returns; returns the
+    share of the decisions where the policy's top action is the teacher's.
+
+    `data` holds the columns a teacher collector returns (obs, masks, actions, rewards, dones,
+    next_index, critic_in); `targets` [n, num_actions], rows summing to 1 over legal actions, replace
+    the one-hot of the teacher's move (soft targets, `train/ppo_search.py`). Either way
+    `args.imitation_smoothing` of each target is spread over the legal actions. Reads args'
+    imitation_epochs, imitation_smoothing, gamma, vf_coef, max_grad_norm, seed and critic."""
     _, returns = ppo.gae(data["rewards"], np.zeros_like(data["rewards"]), data["dones"], data["next_index"], args.gamma, 1.0)
     obs, masks = torch.as_tensor(data["obs"]), torch.as_tensor(data["masks"])
     critic_in = torch.as_tensor(data["critic_in"]) if args.critic == "global" else obs
@@ -157,7 +171,8 @@ def imitate(agent, optimizer, args: Args, open_collector, say=print) -> int:
         for mb in torch.randperm(n, generator=shuffle).split(1024):
             logp = torch.log_softmax(agent.masked_logits(obs[mb], masks[mb]), -1)
             legal = masks[mb].float()
-            target = (1 - args.imitation_smoothing) * nn.functional.one_hot(actions[mb], legal.shape[-1])
+            base = nn.functional.one_hot(actions[mb], legal.shape[-1]) if targets is None else targets[mb]
+            target = (1 - args.imitation_smoothing) * base
             target = target + args.imitation_smoothing * legal / legal.sum(-1, keepdim=True)
             # cross-entropy with the smoothed heuristic; illegal actions have target 0
             policy_loss = -(target * logp.where(masks[mb], torch.zeros_like(logp))).sum(-1).mean()
@@ -167,9 +182,7 @@ def imitate(agent, optimizer, args: Args, open_collector, say=print) -> int:
             nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
             optimizer.step()
     with torch.no_grad():
-        agree = (agent.masked_logits(obs, masks).argmax(-1) == actions).float().mean().item()
-    say(f"imitation: {n} heuristic decisions, the policy's top action agrees on {agree:.1%}")
-    return data["env_steps"]
+        return (agent.masked_logits(obs, masks).argmax(-1) == actions).float().mean().item()
 
 
 def legal_kl(logp: torch.Tensor, logq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

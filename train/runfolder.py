@@ -25,7 +25,7 @@ import sys
 from agents.checkpoint import read_checkpoint
 
 LOCK = "trainer.lock"
-RUN_FILES = ("progress.csv", "checkpoint.pt", "final.pt")
+RUN_FILES = ("progress.csv", "checkpoint.pt", "final.pt", "teacher.npz", "strength.csv", "command.txt")  # the last three: train.ppo_search's
 
 
 def pid_alive(pid: int) -> bool:

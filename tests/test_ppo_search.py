@@ -1,0 +1,211 @@
+"""train.ppo_search: distilling a teacher (any agent spec, with or without option values), the
+strength log, command.txt and --resume that continues a run bit for bit."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import shlex
+
+import numpy as np
+import pytest
+import torch
+
+import envs
+from agents.network import ActorCritic
+from train import ppo, ppo_search
+from train.distill import TeacherGames, soft_targets
+from train.ppo_search import Args, main
+from tests.helpers import cli_error_line, heuristic_decisions
+
+
+@pytest.fixture(autouse=True)
+def few_scale_games():
+    before, ppo.SCALE_GAMES = ppo.SCALE_GAMES, 4
+    yield
+    ppo.SCALE_GAMES = before
+
+
+class LowestTeacher:
+    """A fake search agent: it values each legal move at -0.5 * its index and plays the best (the
+    lowest legal action); `option_values` gives those values after each act, as a search would."""
+
+    def __init__(self, game=None, num_players=None, seed=None):
+        pass
+
+    @staticmethod
+    def values(mask):
+        return np.where(np.asarray(mask) != 0, -0.5 * np.arange(len(mask)), np.nan).astype(np.float32)
+
+    def act(self, observation):
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+    def option_values(self, observation):
+        return self.values(observation["action_mask"])
+
+
+class LowestTeacherBatched(LowestTeacher):
+    def act_batch(self, obs, mask, seat):
+        return np.asarray(mask).astype(bool).argmax(1)
+
+    def option_values_batch(self, obs, mask, seat):
+        return np.stack([self.values(m) for m in mask])
+
+
+def tiny(tmp_path, run_name="run", **kw):
+    base = dict(game="neu", players=3, steps=1200, rollout_steps=300, num_envs=4, workers=0, hidden=16, seed=3,
+                imitation_steps=1500, out=str(tmp_path / run_name))
+    base.update(kw)
+    return Args(**base)
+
+
+def weights(net):
+    return {k: v.clone() for k, v in net.state_dict().items()}
+
+
+def held_out_agreement(net, game, n, seed, games=6):
+    """Share of the heuristic's decisions in fresh AEC games (small seeds: never a training deal) where
+    the net's top legal action is the heuristic's."""
+    same = total = 0
+    env = envs.make_raw(game, num_players=n)
+    for g in range(games):
+        for _, obs, action in heuristic_decisions(env, seed + g):
+            with torch.no_grad():
+                logits = net.masked_logits(torch.as_tensor(obs["observation"])[None],
+                                           torch.as_tensor(obs["action_mask"].astype(bool))[None])
+            same += int(logits.argmax().item() == action)
+            total += 1
+    return same / total
+
+
+def test_a_clone_of_the_heuristic_agrees_with_it_on_held_out_decisions(tmp_path, capsys):
+    args = tiny(tmp_path, game="deadfall", players=3, hidden=64, imitation_steps=6000, imitation_epochs=20,
+                learning_rate=3e-3, steps=1, rollout_steps=1)
+    untrained = ActorCritic(envs.info("deadfall", 3).obs_size, envs.info("deadfall", 3).num_actions,
+                            envs.info("deadfall", 3).obs_size, 64)
+    clone = main(args)
+    out = capsys.readouterr().out
+    assert "the teacher heuristic plays with act_batch" in out and "targets the teacher's moves" in out
+    before, after = held_out_agreement(untrained, "deadfall", 3, 900), held_out_agreement(clone, "deadfall", 3, 900)
+    assert after > 0.75 and after > before + 0.2, (before, after)
+
+
+def test_a_teacher_without_act_batch_records_the_same_games_as_with_it():
+    one = TeacherGames("tests.test_ppo_search:LowestTeacher", "neu", 3, tables=5, reward_scale=0.5).collect(400, seed=1)
+    batched = TeacherGames("tests.test_ppo_search:LowestTeacherBatched", "neu", 3, tables=5, reward_scale=0.5)
+    assert batched.target.batched and "offers its option values" in batched.path
+    two = batched.collect(400, seed=1)
+    assert set(one) == set(two) and "values" in one
+    for key in one:
+        assert np.array_equal(np.asarray(one[key]), np.asarray(two[key]), equal_nan=True), key
+    legal = one["masks"]
+    assert (one["actions"] == legal.argmax(1)).all() and one["env_steps"] >= 400
+    assert np.isnan(one["values"][~legal]).all() and np.isfinite(one["values"][legal]).all()
+    assert one["dones"].sum() >= 5 and np.isclose(one["rewards"].sum(), 0.0, atol=1e-4)  # Neu: every lost chip is one seat's
+
+
+def test_soft_targets_follow_the_option_values():
+    data = {"values": np.array([[0.0, 1.0, np.nan], [np.nan, np.nan, np.nan]], np.float32),
+            "masks": np.array([[True, True, True], [True, False, True]]), "actions": np.array([1, 2])}
+    t = soft_targets(data, weight=0.5, temperature=1.0).numpy()
+    p = np.exp([0.0, 1.0]) / np.exp([0.0, 1.0]).sum()
+    assert np.allclose(t[0], [0.5 * p[0], 0.5 + 0.5 * p[1], 0.0])  # an unvalued action gets nothing from the values
+    assert np.allclose(t[1], [0, 0, 1])  # no values: the teacher's move
+    assert soft_targets(data, 0.0, 1.0) is None and soft_targets({"masks": data["masks"]}, 0.5, 1.0) is None
+
+
+def legal_probs(net, data):
+    with torch.no_grad():
+        return torch.softmax(net.masked_logits(torch.as_tensor(data["obs"]), torch.as_tensor(data["masks"])), -1).numpy()
+
+
+def test_a_teacher_with_option_values_is_distilled_with_soft_targets(tmp_path, capsys):
+    teacher = "tests.test_ppo_search:LowestTeacher"
+    kw = dict(teacher=teacher, imitation_steps=3000, imitation_epochs=40, imitation_smoothing=0.0, learning_rate=3e-3,
+              steps=1, rollout_steps=1, value_temperature=4.0, hidden=32)
+    soft = main(tiny(tmp_path, "soft", soft_targets=1.0, **kw))
+    assert "targets soft (option values)" in capsys.readouterr().out
+    hard = main(tiny(tmp_path, "hard", soft_targets=0.0, **kw))
+    fresh = TeacherGames(teacher, "neu", 3, tables=4, reward_scale=1.0).collect(600, seed=77)  # held-out decisions
+    want = soft_targets(fresh, 1.0, 4.0).numpy()
+    choice = fresh["masks"].sum(1) > 1  # decisions with a choice
+    for net, close in ((soft, True), (hard, False)):
+        p = legal_probs(net, fresh)
+        agree = (p.argmax(1) == fresh["actions"]).mean()
+        tv = 0.5 * np.abs(p - want).sum(1)[choice].mean()  # total variation from softmax(values)
+        assert agree > (0.8 if close else 0.95), agree  # soft targets this flat blur near ties a little
+        assert (tv < 0.15) if close else (tv > 0.3), tv
+
+
+@pytest.mark.parametrize("engine,stop_after", [("auto", 3), ("aec", 1)])
+def test_an_interrupted_run_resumed_equals_the_uninterrupted_run_bit_for_bit(tmp_path, monkeypatch, engine, stop_after):
+    """stop_after: checkpoints written before the interruption (the first is the distillation's, update 0)."""
+    kw = dict(steps=2400, engine=engine, kl_clone=0.5, vs_heuristic=0.3, self_play=0.3, strength_every=2, strength_deals=6)
+    whole = weights(main(tiny(tmp_path, "whole", **kw)))
+    real_save, saved = ppo.save_checkpoint, []
+
+    def save_then_stop(obj, path):
+        real_save(obj, path)
+        if path.endswith("checkpoint.pt"):
+            saved.append(obj["meta"]["update"])
+            if len(saved) == stop_after:
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(ppo, "save_checkpoint", save_then_stop)
+    args = tiny(tmp_path, "cut", **kw)
+    with pytest.raises(KeyboardInterrupt):
+        main(args)
+    monkeypatch.setattr(ppo, "save_checkpoint", real_save)
+    assert saved == list(range(stop_after))
+    resumed = weights(main(dataclasses.replace(args, resume=True)))
+    assert all(torch.equal(whole[k], resumed[k]) for k in whole)
+
+    def table(path, drop=("steps_per_second", "rollout_steps_per_second", "wall_seconds", "eval_seconds")):
+        with open(path, newline="") as f:
+            return [{k: v for k, v in r.items() if k not in drop} for r in csv.DictReader(f)]
+
+    for name in ("progress.csv", "strength.csv"):
+        assert table(tmp_path / "whole" / name) == table(tmp_path / "cut" / name), name
+    rows = table(tmp_path / "whole" / "strength.csv")
+    updates = [int(r["update"]) for r in table(tmp_path / "whole" / "progress.csv")]
+    assert max(updates) > saved[-1]  # the resumed run had updates left to play
+    assert [int(r["update"]) for r in rows] == [u for u in updates if u % 2 == 0] and len(rows) >= 1
+    assert {"global_step", "edge_vs_heuristic", "edge_ci", "first_place"} <= set(rows[0])
+    # the strength log draws nothing from the run's random streams: without it, the same network
+    plain = weights(main(tiny(tmp_path, "plain", **{**kw, "strength_every": 0})))
+    assert all(torch.equal(whole[k], plain[k]) for k in whole)
+    assert not (tmp_path / "plain" / "strength.csv").exists()
+
+
+def test_command_txt_says_how_to_continue_and_parses_back(tmp_path):
+    args = tiny(tmp_path, steps=300, kl_clone=1.0, soft_targets=0.25)
+    main(args)
+    lines = (tmp_path / "run" / "command.txt").read_text().splitlines()
+    started, resume = lines[1], lines[3]
+    assert started.startswith("python -m train.ppo_search --game neu --players 3 ") and resume == started + " --resume"
+    assert ppo_search.parse_args(shlex.split(started)[3:]) == args
+    assert ppo_search.parse_args(shlex.split(resume)[3:]) == dataclasses.replace(args, resume=True)
+    again = shlex.split(lines[5])[3:]
+    assert again[again.index("--teacher-data") + 1] == str(tmp_path / "run" / "teacher.npz")
+    with np.load(tmp_path / "run" / "teacher.npz") as f:
+        assert int(f["env_steps"]) >= 1500 and len(f["actions"]) == int(f["env_steps"])
+
+
+def test_teacher_data_is_distilled_again_without_playing(tmp_path, capsys):
+    first = main(tiny(tmp_path, "a", steps=1, rollout_steps=1))
+    again = main(tiny(tmp_path, "b", steps=1, rollout_steps=1, imitation_steps=0,
+                      teacher_data=str(tmp_path / "a" / "teacher.npz")))
+    assert "decisions read from" in capsys.readouterr().out
+    assert all(torch.equal(v, weights(again)[k]) for k, v in weights(first).items())
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--hint", "--imitation-steps", "10"], "--hint is refused"),
+    ([], "give --imitation-steps N or --teacher-data PATH"),
+    (["--imitation-steps", "10", "--teacher", "nosuch.py:Bot"], "does not exist"),
+    (["--imitation-steps", "10", "--soft-targets", "2"], "--soft-targets must be in [0, 1]"),
+    (["--imitation-steps", "10", "--value-temperature", "0"], "--value-temperature must be"),
+    (["--imitation-steps", "10", "--teacher-data", "nowhere.npz"], "no file 'nowhere.npz'"),
+])
+def test_bad_arguments_get_one_clear_line(argv, message, capsys):
+    assert message in cli_error_line(ppo_search.parse_args, argv, capsys)

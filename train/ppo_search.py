@@ -1,0 +1,213 @@
+"""PPO taught by a teacher: distil any agent (a search agent, the heuristic) into the network, then fine-tune.
+
+    python -m train.ppo_search --game neu --players 4 --teacher heuristic --imitation-steps 300_000 \\
+        --kl-clone 1 --strength-every 5
+
+Every flag of `python -m train.ppo_warmstart` works here too (`--features`,
+`--kl-clone`, `--rules`...). What this variant changes and adds:
+
+* ``--teacher SPEC``: who is distilled, any agent spec (`agents/spec.py`).
+  Before PPO the teacher plays every seat for ``--imitation-steps`` env steps
+  (`train/distill.py`: on the batched engine, in batches when the teacher
+  has ``act_batch``, else one ``act()`` per move), and the policy is fitted
+  to its moves and the critic to its returns (`train.ppo_warmstart.fit`).
+  A teacher that offers its per-option values (``option_values``, see
+  `train/distill.py`) also gives soft targets: ``--soft-targets W`` of each
+  target is ``softmax(values / --value-temperature)`` over the legal moves.
+  PPO then starts from the clone; ``--kl-clone`` holds it near the clone.
+* The teacher's decisions are kept in the run folder (``teacher.npz``);
+  ``--teacher-data PATH`` distils from such a file instead of playing again.
+  The checkpoint written right after the distillation (update 0) lets
+  ``--resume`` continue from there.
+* ``--strength-every N``: every N updates, the greedy policy plays
+  ``--strength-deals`` held-out duplicate deals against the game's heuristic
+  (one game per seat, and the heuristic alone on the same deal); the edge
+  (score a game, ± 95% CI over deals) goes to ``strength.csv`` with the
+  update, env steps and wall seconds. Its deals never meet a training deal
+  (`train.best_response`'s streams), and it draws no random number the run
+  uses, so a run with or without it trains the same network.
+* ``command.txt`` in the run folder: the command that started the run and
+  the one that continues it.
+
+The shipped network reads only its observation (and, with ``--features``,
+features of it): the teacher is never an input, and `agents.PPOAgent.act`
+stays one forward pass. ``--hint`` is refused here.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from train import best_response as br
+from train import ppo, ppo_warmstart
+from train.distill import TeacherGames, batch_input, soft_targets
+from train.rollout import measure_scales
+
+STRENGTH = 2**61 + 2**59  # first deal seed of the strength log (+ seed * 2**32): no training deal reaches it
+
+
+@dataclass
+class Args(ppo_warmstart.Args):
+    teacher: str = field(default="heuristic", metadata={"help": "the agent to distil: any agent spec (heuristic, ppo:PATH, FILE.py:Name, package.module:Name)"})
+    teacher_data: str = field(default="", metadata={"help": "distil from this teacher.npz (a run folder's) instead of playing the teacher's games"})
+    soft_targets: float = field(default=0.5, metadata={"help": "share of each target given to softmax(option values / --value-temperature) when the teacher offers values"})
+    value_temperature: float = field(default=1.0, metadata={"help": "temperature of the soft targets, in the game's score units"})
+    strength_every: int = field(default=0, metadata={"help": "every N updates, log the edge over the heuristic on held-out deals in strength.csv (0: off)"})
+    strength_deals: int = field(default=200, metadata={"help": "held-out duplicate deals of each strength-log point"})
+
+
+def check_args(args: Args) -> None:
+    ppo_warmstart.check_args(args)
+    ppo.check_numbers(args, {"strength_every": (0, 10**9), "strength_deals": (2, 10**6)}, {})
+    if args.hint:
+        raise ValueError("train.ppo_search: the network reads its observation (and --features) only; --hint is refused")
+    if not args.imitation_steps and not args.teacher_data:
+        raise ValueError("train.ppo_search distils a teacher first: give --imitation-steps N or --teacher-data PATH")
+    if args.teacher_data and not os.path.isfile(args.teacher_data):
+        raise ValueError(f"--teacher-data: no file {args.teacher_data!r}")
+    if not (math.isfinite(args.soft_targets) and 0 <= args.soft_targets <= 1):
+        raise ValueError(f"--soft-targets must be in [0, 1], got {args.soft_targets}")
+    if not (math.isfinite(args.value_temperature) and args.value_temperature > 0):
+        raise ValueError(f"--value-temperature must be a finite number above 0, got {args.value_temperature}")
+    if args.critic != "plain":
+        raise ValueError("train.ppo_search fits the plain critic to the teacher's returns: use --critic plain")
+    from agents import make_agent
+
+    make_agent(args.teacher, args.game, args.players, seed=0)  # a bad spec: ValueError in one line
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    return ppo.parse_args(argv, Args, check_args, prog="python -m train.ppo_search", description=__doc__.split("\n\n")[0])
+
+
+def command(args: Args, resume: bool = False) -> str:
+    """The command line that gives `args` (the flags that differ from the defaults)."""
+    words = ["python -m train.ppo_search"]
+    for f in dataclasses.fields(Args):
+        value = getattr(args, f.name)
+        if f.name in ("resume", "overwrite") or (value == f.default and f.name not in ("game", "players")):
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        words += [flag] if value is True else [flag, str(value)]
+    return " ".join(words + (["--resume"] if resume else []))
+
+
+def write_command(args: Args, path: str) -> None:
+    with open(os.path.join(path, "command.txt"), "w") as f:
+        f.write(f"# started with\n{command(args)}\n# continue it (from checkpoint.pt, exactly as if never stopped) with\n"
+                f"{command(args, resume=True)}\n# distil the same teacher data again, in a new --out, with\n"
+                f"{command(dataclasses.replace(args, teacher_data=os.path.join(path, 'teacher.npz'), out='NEW_FOLDER'))}\n")
+
+
+def distil(agent, optimizer, args: Args, open_collector, say=print) -> int:
+    """The warm start: the teacher's decisions (played, or read from --teacher-data), the fit, and a
+    checkpoint at update 0 (so --resume can start from the clone). Returns the env steps played."""
+    t0 = time.time()
+    path = ppo.run_folder(args)
+    write_command(args, path)
+    if os.path.isfile(os.path.join(path, "strength.csv")):  # a replaced run's (--overwrite)
+        os.remove(os.path.join(path, "strength.csv"))
+    if args.teacher_data:
+        with np.load(args.teacher_data) as f:
+            data = {k: f[k] for k in f.files}
+        say(f"distillation: {len(data['actions']):,} decisions read from {args.teacher_data}")
+    else:
+        scale = measure_scales(args.game, args.players, "plain", seed=args.seed, games=ppo.SCALE_GAMES,
+                               rules=ppo_warmstart.parse_rules(args.rules), features=args.features)["reward_scale"]
+        teacher = TeacherGames(args.teacher, args.game, args.players, args.num_envs * max(1, args.workers), scale,
+                               args.features, ppo_warmstart.parse_rules(args.rules))
+        say(f"distillation: the teacher plays on {teacher.path}")
+        data = teacher.collect(args.imitation_steps, seed=args.seed)
+    tmp = os.path.join(path, "teacher.tmp.npz")
+    np.savez(tmp, **data)
+    os.replace(tmp, os.path.join(path, "teacher.npz"))
+    targets = soft_targets(data, args.soft_targets, args.value_temperature)
+    agree = ppo_warmstart.fit(agent, optimizer, args, data, targets)
+    kind = "soft (option values)" if targets is not None else "the teacher's moves"
+    say(f"distillation: {len(data['actions']):,} decisions of {args.teacher}, targets {kind}; the policy's top "
+        f"action agrees on {agree:.1%}")
+    steps = int(data["env_steps"])
+    meta = {"update": 0, "global_step": steps, "rollout_steps_played": 0, "wall_seconds": time.time() - t0,
+            "pool": [ppo.copied(agent)]}
+    ppo.save_checkpoint(ppo.checkpoint_dict(agent, args, variant(args), meta, optimizer), os.path.join(path, "checkpoint.pt"))
+    return steps
+
+
+class ReadsFeatures:
+    """A network that reads features, given batches of plain observations (what br.duplicate_deals plays)."""
+
+    def __init__(self, net, game: str, num_players: int, features: bool) -> None:
+        self.net, self.game, self.n, self.features = net, game, num_players, features
+
+    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        x = batch_input(self.game, self.n, self.features, obs.numpy(), mask.numpy())
+        return self.net.masked_logits(torch.as_tensor(x), mask)
+
+
+def strength(net, game: str, num_players: int, features: bool, first_seed: int, deals: int) -> dict:
+    """The greedy policy's edge over the heuristic on duplicate deals (score a game, 95% CI over deals)."""
+    target = br.Target("heuristic", game, num_players)
+    played = br.duplicate_deals(ReadsFeatures(net, game, num_players, features), target, game, num_players, first_seed, deals)
+    per_deal = (played["br_scores"] - played["target_scores"]).mean(1)
+    ci = 1.96 * per_deal.std(ddof=1) / math.sqrt(deals)
+    return {"edge_vs_heuristic": float(per_deal.mean()), "edge_ci": float(ci),
+            "first_place": float(played["br_first"].mean())}
+
+
+class StrengthLog:
+    """The --strength-every hook (`ppo.Variant.after_update`): rows of strength.csv."""
+
+    COLUMNS = ("update", "global_step", "wall_seconds", "deals", "edge_vs_heuristic", "edge_ci", "first_place", "eval_seconds")
+
+    def __init__(self, args: Args) -> None:
+        self.args = args
+        self.path = os.path.join(ppo.run_folder(args), "strength.csv")
+
+    def __call__(self, agent, row: dict) -> None:
+        a = self.args
+        if row["update"] % a.strength_every:
+            return
+        t0 = time.time()
+        got = strength(agent, a.game, a.players, a.features, STRENGTH + a.seed * 2**32, a.strength_deals)
+        rows = []
+        if os.path.isfile(self.path):  # rows past a resumed checkpoint are measured again
+            with open(self.path, newline="") as f:
+                rows = [r for r in csv.DictReader(f) if int(r["update"]) < row["update"]]
+        rows.append({"update": row["update"], "global_step": row["global_step"], "wall_seconds": f"{row['wall_seconds']:.1f}",
+                     "deals": a.strength_deals, **{k: f"{v:.4f}" for k, v in got.items()}, "eval_seconds": f"{time.time() - t0:.1f}"})
+        tmp = self.path + ".tmp"
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=self.COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+        os.replace(tmp, self.path)
+
+
+def variant(args: Args) -> ppo.Variant:
+    v = ppo_warmstart.variant(args)
+    v.module = "train.ppo_search"
+    v.warm_start = distil
+    v.after_update = StrengthLog(args) if args.strength_every else None
+    return v
+
+
+def main(args: Args):
+    check_args(args)
+    return ppo.main(args, variant(args))
+
+
+def run_cli(argv=None) -> int:
+    return ppo.run_cli(argv, parse=parse_args, variant_of=variant)
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli())
