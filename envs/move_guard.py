@@ -6,7 +6,10 @@ or raises, for the caller to name the agent:
 
 * `MoveTimeout` when the move took longer than ``move_timeout`` seconds;
 * `AgentExit` when the policy called ``os._exit`` (refused while it moves:
-  the process stays up and the failure can be reported);
+  the process stays up and the failure can be reported). Only the moving
+  call is guarded: in a process forked during the move (a
+  ``multiprocessing`` helper, a child) and in other threads ``os._exit``
+  exits as usual;
 * whatever the policy raised, ``SystemExit`` included.
 
 `check_action(action, mask)` says why an action is not a legal integer move
@@ -74,14 +77,36 @@ class _Alarm:
         raise MoveTimeout
 
 
-def _exit_refused(code: int = 0):
-    raise AgentExit(f"called os._exit({code})")
+_REAL_EXIT = os._exit  # the one os._exit of this interpreter, before any guard replaced it
+
+
+class _ExitRefused:
+    """``os._exit`` while a policy moves: refused in the process (and thread) that moves, the real exit
+    anywhere else (a child forked during the move, a helper thread's process after a fork)."""
+
+    def __init__(self, pid: int, thread: int) -> None:
+        self.pid, self.thread = pid, thread
+
+    def __call__(self, code: int = 0):
+        if os.getpid() != self.pid or threading.get_ident() != self.thread:
+            _REAL_EXIT(code)
+        raise AgentExit(f"called os._exit({code})")
+
+
+def _restore_exit_in_child() -> None:
+    """A forked child gets the real ``os._exit`` back: the guard belongs to its parent's move."""
+    if isinstance(os._exit, _ExitRefused):
+        os._exit = _REAL_EXIT
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_restore_exit_in_child)
 
 
 def guarded_act(policy: Callable[[Any], Any], observation: Any, move_timeout: float | None = None) -> Any:
     """``policy(observation)`` under the guards of the module docstring."""
     real_exit = os._exit
-    os._exit = _exit_refused
+    os._exit = _ExitRefused(os.getpid(), threading.get_ident())
     try:
         if move_timeout is None:
             return policy(observation)

@@ -423,3 +423,119 @@ def test_a_row_keeping_agent_is_handed_only_the_rows_where_it_is_to_act(game):
     by_row = {r["deal"] * 4 + r["rotation"]: r["agents"] for r in res["records"]}
     assert PeekRows.handed
     assert all(by_row[row][s] == "peek" for row, s in PeekRows.handed), "handed a row where another seat is to act"
+
+
+# -- forked processes, isolated output, constructors that exit --------------------------------
+def test_a_child_forked_during_a_guarded_move_exits_normally():
+    import os
+    import signal
+
+    from envs.move_guard import guarded_act
+
+    def forks(_):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os._exit(3)
+            finally:  # only reached if the guard refused the child's exit: never run the test suite twice
+                os.kill(os.getpid(), signal.SIGKILL)
+        return os.waitpid(pid, 0)[1]
+
+    status = guarded_act(forks, None)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 3, "the child's os._exit was refused"
+    with pytest.raises(T.match.AgentExit):  # the moving call itself is still guarded
+        guarded_act(lambda _: os._exit(4), None)
+
+
+FORKING_AGENTS = '''
+import os, sys, time, multiprocessing
+import numpy as np
+
+def _helper(q):
+    q.put(1)
+
+class Forker:
+    """Runs a multiprocessing helper (forked) in every move."""
+    def act(self, observation):
+        ctx = multiprocessing.get_context("fork")
+        q = ctx.Queue()
+        p = ctx.Process(target=_helper, args=(q,))
+        p.start(); q.get(); p.join()
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+class Leaver:
+    """Forks a grandchild that would sleep for ever, and writes its pid down."""
+    def act(self, observation):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(600)
+            os._exit(0)
+        with open(os.environ["LEAVER_PIDS"], "a") as f:
+            f.write(f"{pid}\\n")
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+class Flood:
+    def act(self, observation):
+        for _ in range(40):
+            sys.stdout.write("x" * 100000 + "\\n")
+        sys.stdout.flush()
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+class ExitsWhenBuilt:
+    def __init__(self):
+        os._exit(9)
+    def act(self, observation):
+        return 0
+'''
+
+
+def _run_cli(tmp_path, agents, *extra, env=None):
+    import os
+
+    path = tmp_path / "forking_agents.py"
+    path.write_text(FORKING_AGENTS)
+    cmd = [sys.executable, "-m", "experiments.tournament", "--game", "neu", "--players", "2", "--deals", "1", "--engine", "aec",
+           "--no-plots", "--agents", ",".join(f"{path}:{a}" if a[0].isupper() else a for a in agents), "--out", str(tmp_path / "out"), *extra]
+    return subprocess.run(cmd, capture_output=True, timeout=300, env={**os.environ, **(env or {})})
+
+
+def test_an_agent_that_forks_a_helper_plays_one_tournament(tmp_path):
+    out = _run_cli(tmp_path, ["Forker", "random"])
+    text = out.stdout.decode() + out.stderr.decode()
+    assert out.returncode == 0, text
+    assert "could not write" not in text and (tmp_path / "out" / "results.md").exists()
+    assert out.stdout.decode().count("played on:") <= 1
+
+
+def test_isolated_agents_leave_no_process_of_their_group_behind(tmp_path):
+    import os
+
+    pids_file = tmp_path / "pids"
+    out = _run_cli(tmp_path, ["Leaver", "random"], "--isolate", env={"LEAVER_PIDS": str(pids_file)})
+    assert out.returncode == 0, out.stderr.decode()
+    pids = [int(p) for p in pids_file.read_text().split()]
+    assert pids
+
+    def alive(pid):
+        try:
+            state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        return state != "Z"
+
+    assert not [p for p in pids if alive(p)], "grandchildren of an isolated agent outlived the run"
+
+
+def test_isolated_output_is_capped_and_a_flooding_agent_forfeits(tmp_path):
+    out = _run_cli(tmp_path, ["Flood", "random"], "--isolate", "--on-error", "forfeit")
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    assert len(out.stdout) + len(out.stderr) < 3 << 20, "the child's output was not capped"
+    report = (tmp_path / "out" / "results.md").read_text()
+    assert "wrote more than 1048576 bytes of output" in report or "forfeit" in report
+
+
+def test_a_constructor_that_calls_os_exit_is_named(tmp_path):
+    out = _run_cli(tmp_path, ["ExitsWhenBuilt", "random"])
+    err = out.stderr.decode()
+    assert out.returncode not in (0, 9) and "agent 'ExitsWhenBuilt' could not be built: called os._exit(9)" in err, (out.returncode, err)
+    assert len(err.strip().splitlines()) == 1, err

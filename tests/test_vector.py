@@ -332,3 +332,24 @@ def test_redealing_what_a_seat_cannot_see_leaves_its_observation(game):
                         a[...] = b
         obs, mask, seat, *_ = venv.step(np.array([rnd.choice(np.flatnonzero(m)) for m in mask]))
     assert changed > 100  # the redeals did change hidden cards
+
+
+@pytest.mark.parametrize("bad", [[1, 2], [-1, 0, 0], np.array([2**64 - 1, 0, 0], np.uint64), [0.5, 1, 2]])
+def test_a_refused_reset_leaves_the_env_as_it_was(bad):
+    from envs.vector import VectorEnv
+
+    a, b = VectorEnv("neu", 3, 3, seed=4), VectorEnv("neu", 3, 3, seed=4)
+    oa, ma, _ = a.reset()
+    b.reset()
+    rng = np.random.default_rng(0)
+    finished = 0
+    for step in range(4000):
+        if step == 300:
+            with pytest.raises(ValueError, match="seeds must"):
+                b.reset(seeds=bad)
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in ma])
+        oa, ma, _, _, done = a.step(actions)
+        ob, mb, _, _, _ = b.step(actions)
+        assert np.array_equal(oa, ob) and np.array_equal(ma, mb), f"step {step}: the refused reset changed the games"
+        finished += int(done.sum()) if step > 300 else 0
+    assert finished >= 3

@@ -129,10 +129,11 @@ class VectorEnv:
         ``seeds`` (optional, integers ``[N]`` from 0 to 2**63 - 1): table ``i``'s
         game is then the game of the AEC env's ``reset(seed=seeds[i])`` instead,
         as a tournament needs for its deals; the games after it follow
-        `table_seed` as usual.
+        `table_seed` as usual. Bad seeds are refused (ValueError) before anything
+        changes: the env is then exactly as it was.
         """
-        self._games[:] = 0
         if seeds is None:
+            self._games[:] = 0
             self._start(self._rows)
         else:
             s = np.asarray(seeds)
@@ -140,6 +141,7 @@ class VectorEnv:
                 raise ValueError(f"seeds must be an integer array of shape ({self.num_envs},), got {s.dtype} {s.shape}")
             if s.size and (int(s.min()) < 0 or int(s.max()) > 2**63 - 1):
                 raise ValueError("seeds must be from 0 to 2**63 - 1")
+            self._games[:] = 0
             R.seed_rows(self._st.rng, self._rows, s.astype(np.int64))
             self._games[:] = 1
             self._k.reset_rows(self._st, self._rows)

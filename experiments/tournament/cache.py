@@ -7,6 +7,7 @@ the batched engine both take their agents from here.
 
 from __future__ import annotations
 
+from experiments.tournament import match
 from experiments.tournament.seating import AgentSpec
 
 _CACHE: dict = {}
@@ -30,7 +31,10 @@ def cached_agent(spec: AgentSpec, game: str, num_players: int, seat: int, isolat
     key = ("agent", spec.name, kind, spec.kwargs, game, num_players, seat, isolate_with)
     if key not in _CACHE:
         if isolate_with is None:
-            agent = spec.make(game, num_players, seed=0)
+            try:  # under the move guard: a constructor that calls os._exit is named, not obeyed
+                agent = match.guarded_act(lambda _: spec.make(game, num_players, seed=0), None)
+            except match.AgentExit as e:
+                raise match.AgentError(f"agent {spec.name!r} could not be built: {e}") from None
         else:
             from experiments.tournament.isolate import IsolatedAgent
 

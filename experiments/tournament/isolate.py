@@ -8,20 +8,57 @@ read. An agent that ends its process (``os._exit``, a crash in C, a signal)
 is seen as the pipe closing. Either way the move fails (`match.MoveTimeout`,
 `match.AgentExit`) and the next call starts a fresh child.
 
+The child leads a process group of its own: stopping it (a timeout, the end
+of the run, the child ended by ``SIGTERM``) kills the whole group, so helpers
+the agent forked are not left behind. Its stdout and stderr go to a pipe the
+parent reads: the first `OUTPUT_LIMIT` bytes of each isolated agent are
+passed on to the parent's stderr, and the rest is counted, not kept; an agent
+that writes more is stopped at once and its move fails, naming the bytes
+written (a forfeit under ``--on-error forfeit``).
+
 The cost is a pipe round trip per move (tens of microseconds, pickling the
 observation), which is why the harness does not isolate every agent.
 """
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
+import os
+import signal
+import sys
+import threading
 from typing import Any
 
 from experiments.tournament import match
 
+OUTPUT_LIMIT = 1 << 20  # bytes of an isolated agent's stdout and stderr passed on; more and it is stopped
+_LIVE: set = set()  # process groups of the children alive in this process, killed at its exit
 
-def _serve(conn, spec, game: str, num_players: int) -> None:
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+@atexit.register
+def _kill_live_groups() -> None:
+    for pid in list(_LIVE):
+        _kill_group(pid)
+
+
+def _serve(conn, spec, game: str, num_players: int, out=None) -> None:
     """The child: build the agent, then answer calls until the pipe closes."""
+    os.setsid()  # a group of its own, which `_stop` kills whole
+    signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))
+    if out is not None:  # stdout and stderr into the parent's capped reader
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(out.fileno(), 1)
+        os.dup2(out.fileno(), 2)
+        out.close()
     try:
         agent = spec.make(game, num_players, seed=0)
     except BaseException as e:
@@ -55,17 +92,49 @@ class IsolatedAgent:
         self._process = None
         self._conn = None
         self._pending: list[tuple[str, tuple]] = []
+        self.output_bytes = 0  # everything its children wrote, passed on or not
+        self._flooded = False
 
     def _start(self) -> None:
         parent, child = self._context.Pipe()
-        self._process = self._context.Process(target=_serve, args=(child, self.spec, self.game, self.num_players), daemon=True)
+        out_read, out_write = self._context.Pipe(duplex=False)
+        self._process = self._context.Process(target=_serve, args=(child, self.spec, self.game, self.num_players, out_write), daemon=True)
         self._process.start()
+        _LIVE.add(self._process.pid)
         child.close()
+        out_write.close()
+        threading.Thread(target=self._read_output, args=(out_read, self._process.pid), daemon=True).start()
         self._conn = parent
         self._answer(None)  # built, or why not
 
+    def _read_output(self, out, pid: int) -> None:
+        """Pass on the child's output up to `OUTPUT_LIMIT` bytes; past it, stop the child."""
+        fd = out.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                break
+            if not chunk:
+                break
+            room = OUTPUT_LIMIT - self.output_bytes
+            self.output_bytes += len(chunk)
+            if room > 0:
+                try:
+                    sys.stderr.buffer.write(chunk[:room]) if hasattr(sys.stderr, "buffer") else sys.stderr.write(chunk[:room].decode(errors="replace"))
+                    sys.stderr.flush()
+                except (OSError, ValueError):
+                    pass
+            if self.output_bytes > OUTPUT_LIMIT:
+                self._flooded = True
+                _kill_group(pid)
+                break
+        out.close()
+
     def _stop(self) -> None:
         if self._process is not None:
+            _kill_group(self._process.pid)
+            _LIVE.discard(self._process.pid)
             self._process.kill()
             self._process.join()
         if self._conn is not None:
@@ -82,10 +151,18 @@ class IsolatedAgent:
             self._process.join(5)
             code = self._process.exitcode
             self._stop()
+            if self._flooded:
+                raise match.AgentRaised(self._flood_message()) from None
             raise match.AgentExit(f"ended its process (exit code {code})") from None
+        if self._flooded:
+            self._stop()
+            raise match.AgentRaised(self._flood_message())
         if status == "error":
             raise match.AgentRaised(value)
         return value
+
+    def _flood_message(self) -> str:
+        return f"wrote more than {OUTPUT_LIMIT} bytes of output (stopped at {self.output_bytes})"
 
     def seed(self, seed: int | None) -> None:
         # Sent with the next move, so that a failure in it is that move's failure (named, or forfeited).

@@ -221,10 +221,13 @@ def check_tables(tables: Sequence[Sequence[Any]], num_players: int) -> tuple[tup
 def check_agents(specs: Iterable[AgentSpec], game: str, num_players: int) -> None:
     """Build every agent once, here, so that a typo or a missing file fails before any game (ValueError)."""
     from agents import AGENT_KINDS
+    from envs.move_guard import AgentExit, guarded_act
 
     for s in distinct(specs):
-        try:
-            s.make(game, num_players, seed=0)
+        try:  # under the move guard: a constructor that calls os._exit is named, not obeyed
+            guarded_act(lambda _: s.make(game, num_players, seed=0), None)
+        except AgentExit as e:
+            raise ValueError(f"agent {s.name!r} could not be built: {e}") from None
         except Exception as e:
             msg = str(e).splitlines()[0] if str(e) else type(e).__name__
             if isinstance(s.kind, str) and "unknown agent kind" in msg:
