@@ -59,6 +59,7 @@ Facts about the game as a whole, as OpenSpiel's ``GameInfo`` states them, which
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -246,6 +247,54 @@ class Engine:
 
     def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
         raise NotImplementedError
+
+    def hide_decisions(self, seat: int) -> None:
+        """Forget, in place, the hidden decisions of the other seats that are under way (see
+        ``hidden_decisions``); a game without any has nothing to forget."""
+
+    def information_state(self, seat: int) -> dict:
+        """Everything `seat` knows, as a plain picklable dict (`envs.belief` documents it):
+        the same for every arrangement of the cards the seat cannot see."""
+        world = copy.deepcopy(self)
+        world.rng = None
+        world.hide_decisions(seat)
+        # A representative world: the unseen cards redealt from a fixed stream. shuffle_hidden
+        # pools them in sorted order, so this depends only on what the seat knows.
+        world.shuffle_hidden(seat, np.random.default_rng(0))
+        world.observe(seat)  # brings caches written while observing up to date (Ma's Jong's table)
+        for cache in ("_mask", "_legal"):
+            if cache in vars(world):
+                setattr(world, cache, None)
+        to_act = not self.game_over and self.current_player == seat
+        return {
+            "game": self.game_name, "seat": int(seat), "num_players": self.num_players,
+            "options": dict(self.options), "hand": self.card_places()[f"hand {seat}"],
+            "observation": self.observe(seat).tolist(),
+            "legal": np.flatnonzero(self.legal_mask()).tolist() if to_act else [],
+            "representative": world.__getstate__() if hasattr(world, "__getstate__") else vars(world),
+        }
+
+    def next_draw_counts(self) -> dict[int, int]:
+        """The chance outcomes of the next draw: card kind -> how many of the draw pile ``draw``
+        (drawn from its end) hold it; empty for a game without one. Each kind is drawn next with
+        probability count / pile size, as nobody can see the pile's order."""
+        return dict(Counter(getattr(self, "draw", None) or ()))
+
+    def shuffle_unseen(self, rng: np.random.Generator, top: int | None = None) -> None:
+        """Redeal, in place, what no seat can see: the draw pile's order (with a card of kind
+        `top` drawn next, when given) and the stream ``rng`` that later chance events (reshuffles,
+        new hands) draw from. Every seat's ``observe`` is unchanged (tested); the luck-adjusted
+        estimator (`experiments.tournament.luck`) samples chance outcomes with it."""
+        pile = getattr(self, "draw", None)
+        if pile:
+            pile = shuffled(pile, rng)
+            if top is not None:
+                i = pile.index(top)  # ValueError: no such card in the pile
+                pile[i], pile[-1] = pile[-1], pile[i]
+            self.draw = pile
+        elif top is not None:
+            raise ValueError(f"{self.game_name}: no draw pile to draw {top!r} from")
+        self.rng = rng
 
     def give_stacked_deal(self, deal: dict, parsed: list[list[int]], parse_card: Callable[[Any], int],
                           card_label: Callable[[int], str]) -> None:

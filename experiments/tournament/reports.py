@@ -94,6 +94,7 @@ def markdown(results: Sequence[dict], notes: bool = True) -> str:
                 f"| {res['game']} | {res['num_players']} | {a} vs {b} | {_fmt(d)} | {p['ahead']:.1%} | "
                 f"{'–' if k is None or math.isnan(k) else '∞' if math.isinf(k) else f'×{k:.2f}'} | {d['n']} |"
             )
+    lines += _adjusted_lines(results)
     lines.append("")
     engines = [f"{res['game']} {res['num_players']}p played on: {res['engine']} ({ENGINE_WORDS[res['engine']]})"
                for res in results if res.get("engine") in ENGINE_WORDS]
@@ -102,6 +103,26 @@ def markdown(results: Sequence[dict], notes: bool = True) -> str:
     if notes:
         lines.append(COLUMN_NOTES)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _adjusted_lines(results: Sequence[dict]) -> list[str]:
+    """With ``estimator="adjusted"``: each pair's plain and luck-adjusted difference side by side."""
+    rows = []
+    for res in results:
+        for a, b in itertools.combinations(res["agents"], 2):
+            p = res["pairwise"].get(f"{a} vs {b}")
+            if p is None or "adjusted_diff" not in p:
+                continue
+            r = p["adjusted_ratio"]
+            rows.append(f"| {res['game']} | {res['num_players']} | {a} vs {b} | {_fmt(p['score_diff'])} | {_fmt(p['adjusted_diff'])} | "
+                        f"{'–' if math.isnan(r) else f'{r:.3f}'} | {p['adjusted_diff']['n']} |")
+    if not rows:
+        return []
+    return ["", "Luck-adjusted (`--estimator adjusted`): each game's score minus the luck of its chance events "
+                "(docs/benchmarking.md); variance ratio = the adjusted variance over that of plain deals, "
+                "the share of the games plain deals need for the same CI.", "",
+            "| game | players | A vs B | score diff A − B | adjusted diff A − B | variance ratio adjusted / plain | deals × tables |",
+            "|---|---|---|---|---|---|---|"] + rows
 
 
 def _csv_rows(res: dict) -> str:

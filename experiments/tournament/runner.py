@@ -42,8 +42,10 @@ class Job:
     record_moves: bool = False  # for --save-replays
     vector_tables: frozenset = frozenset()  # tables played on the batched engine (see `experiments.tournament.vector`)
     isolate: bool = False  # every agent in a child process of its own (see `experiments.tournament.isolate`)
+    luck: bool = False  # each record gets "luck", its per-seat chance corrections (`experiments.tournament.luck`)
 
 
+ESTIMATORS = ("plain", "duplicate", "adjusted")
 _WORKER: dict = {}  # per worker process: the tables, set by the pool's initializer or read once from Ray
 
 
@@ -89,6 +91,12 @@ def play_job(job: Job, tables: Sequence[Sequence[AgentSpec]]) -> list[dict]:
             if job.record_moves:
                 g["moves"] = agents[0].moves
             out.append(match.game_record(t, deal, r, ds, labels, g))
+    if job.luck:
+        from experiments.tournament import luck
+
+        for rec in out:  # after the games, from their moves: no agent ever sees this
+            rec["luck"] = [0.0] * n if rec["forfeit"] else luck.corrections(
+                job.game, n, dict(job.rule_options), rec["deal_seed"], rec["moves"], seed=job.seed)
     return out
 
 
@@ -203,6 +211,7 @@ def play(
     ray_address: str | None = None,
     engine: str = "auto",
     isolate: bool = False,
+    luck: bool = False,
 ) -> list[dict]:
     """Play `deals` (deal indices) at every table; one record per game, in (table, deal, rotation) order.
 
@@ -220,6 +229,8 @@ def play(
     it, "aec" plays one env per game; the records are the same.
     ``isolate=True`` plays every agent in a child process of its own, which the
     move time limit can kill (`experiments.tournament.isolate`; AEC path only).
+    ``luck=True`` gives every record "luck": per seat, the luck of its chance events, taken
+    from its moves after the game (`experiments.tournament.luck`).
     """
     seating.check_settings(seed=seed, workers=workers, on_error=on_error, move_timeout=move_timeout, backend=backend, engine=engine)
     tables = seating.check_tables(tables, num_players)
@@ -237,7 +248,8 @@ def play(
     vector_chunk = max(1, vector.ROWS_PER_BATCH // num_players)  # fixed, so that batches do not depend on workers
     method = start_method() if workers > 1 and backend == "local" else None
     make_job = functools.partial(Job, game, num_players, opts, seed, duplicate, on_error=on_error, move_timeout=move_timeout,
-                                 record_moves=save_replays is not None, vector_tables=vector_tables, isolate=isolate)
+                                 record_moves=save_replays is not None or luck, vector_tables=vector_tables, isolate=isolate,
+                                 luck=luck)
     jobs = (make_job(tasks=b) for b in _batches(deals, range(len(tables)), chunk, vector_tables, vector_chunk))
 
     from tqdm import tqdm
@@ -271,6 +283,9 @@ def play(
     finally:
         bar.close()
     records = _whole_deals(records, len(tables))
+    if luck and save_replays is None:
+        for r in records:
+            r.pop("moves", None)
     if save_replays is not None:
         from experiments.replay import save_records
 
@@ -312,8 +327,13 @@ def run_tournament(
     ray_address: str | None = None,
     engine: str = "auto",
     isolate: bool = False,
+    estimator: str | None = None,
 ) -> dict:
     """Play a tournament and return its summary (plus "records", one per game).
+
+    ``estimator``: "plain" (an independent deal per game, as ``duplicate=False``),
+    "duplicate" (every deal in every rotation; the default) or "adjusted" (duplicate deals,
+    and each pair's difference also from luck-adjusted scores, `experiments.tournament.luck`).
 
     ``agents`` are specs (see `agents.spec`): names such as "heuristic" or
     "bots.py:Greedy", classes, factories, agent objects (copied per seat) or
@@ -324,18 +344,23 @@ def run_tournament(
     from experiments.tournament import stats
 
     seating.check_settings(deals=deals, first_deal=first_deal)  # play() checks the others
+    if estimator is not None:
+        if estimator not in ESTIMATORS:
+            raise ValueError(f"unknown estimator {estimator!r}; valid: {', '.join(ESTIMATORS)}")
+        duplicate = estimator != "plain"
     num_players = seating.check_game(game, num_players)
     tables = make_tables_checked(agents, game, num_players, mode)
     t0 = time.perf_counter()
     records = play(game, tables, num_players, range(first_deal, first_deal + deals), seed, workers, duplicate, rule_options, progress,
                    on_error=on_error, move_timeout=move_timeout, save_replays=save_replays, backend=backend, ray_address=ray_address,
-                   engine=engine, isolate=isolate)
+                   engine=engine, isolate=isolate, luck=estimator == "adjusted")
     wall = time.perf_counter() - t0
     from experiments.tournament import vector
 
     path = vector.path_name(game, tables, num_players, engine, move_timeout, isolate)
     result = stats.summarize(records, tables, game, num_players, deals=deals, seed=seed, duplicate=duplicate, workers=workers,
-                             rule_options=dict(rule_options or {}), wall_s=wall, backend=backend, engine=path)
+                             rule_options=dict(rule_options or {}), wall_s=wall, backend=backend, engine=path,
+                             estimator=estimator or ("duplicate" if duplicate else "plain"))
     result["records"] = records
     return result
 

@@ -102,14 +102,21 @@ def pairwise(records: Sequence[dict], names: Sequence[str]) -> dict:
     diff_unit: dict[tuple[str, str], list[float]] = {}
     diff_game: dict[tuple[str, str], list[float]] = {}
     ahead: dict[tuple[str, str], list[float]] = {}
+    adjusted = bool(records) and all("luck" in r for r in records)
+    adj_unit: dict[tuple[str, str], list[float]] = {}
     for recs in deal_groups(records).values():
         acc: dict[tuple[str, str], list[float]] = {}
+        adj: dict[tuple[str, str], list[float]] = {}
         for rec in recs:
             pg = _per_game(rec)
             for a, b in itertools.permutations(pg, 2):
                 d = pg[a]["score"] - pg[b]["score"]
                 acc.setdefault((a, b), []).append(d)
                 diff_game.setdefault((a, b), []).append(d)
+            if adjusted:
+                pa = _per_game({**rec, "scores": [s - c for s, c in zip(rec["scores"], rec["luck"])]})
+                for a, b in itertools.permutations(pa, 2):
+                    adj.setdefault((a, b), []).append(pa[a]["score"] - pa[b]["score"])
             for i, j in itertools.permutations(range(len(rec["agents"])), 2):
                 a, b = rec["agents"][i], rec["agents"][j]
                 if a != b:
@@ -117,6 +124,8 @@ def pairwise(records: Sequence[dict], names: Sequence[str]) -> dict:
                     ahead.setdefault((a, b), []).append(1.0 if ri < rj else 0.5 if ri == rj else 0.0)
         for k, v in acc.items():
             diff_unit.setdefault(k, []).append(_mean(v))
+        for k, v in adj.items():
+            adj_unit.setdefault(k, []).append(_mean(v))
     out = {}
     for (a, b), units in diff_unit.items():
         per_game = np.asarray(diff_game[(a, b)])
@@ -132,6 +141,15 @@ def pairwise(records: Sequence[dict], names: Sequence[str]) -> dict:
             "var_plain": var_plain,
             "variance_reduction": variance_reduction(var_plain, var_dup),
         }
+        if adjusted:
+            ua = np.asarray(adj_unit[(a, b)])
+            var_adj = float(ua.var(ddof=1) / len(ua)) if len(ua) > 1 else float("nan")
+            out[f"{a} vs {b}"].update({
+                "adjusted_diff": mean_ci(ua),  # the same difference from luck-adjusted scores
+                "var_adjusted": var_adj,
+                "adjusted_ratio": var_adj / var_plain if var_plain > 0 else float("nan"),  # of the games plain deals need
+                "adjusted_reduction": variance_reduction(var_plain, var_adj),
+            })
     return out
 
 

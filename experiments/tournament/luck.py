@@ -1,0 +1,170 @@
+"""Luck-adjusted scores: AIVAT-style corrections at the chance events of a finished game.
+
+After a game (never while an agent chooses a move) its recorded moves are replayed on the
+readable engine from the deal's seed, with the full state in view. At every chance event
+(the first deal, each card drawn from the pile, each reshuffle or new hand dealt from the
+engine's stream) the seat's correction grows by
+
+    V(state after the outcome chance dealt) - E over outcomes [V(state after that outcome)]
+
+and the adjusted score is the score minus the summed correction. The expectation is taken
+with the same action from the state just before the event: exactly over the kinds of card
+that can be drawn next (`Engine.next_draw_counts`, each with count / pile size), the rest of
+the pile and the later stream redealt by `Engine.shuffle_unseen` with a generator of its own;
+by sampling for events without a pile (a reshuffle, a new hand, the first deal: fresh deals).
+So every term has expectation zero given everything before it, whatever V is: the adjusted
+mean is unbiased, and a V close to the final score takes most of the luck out.
+
+V is `LinearValue`: the final score when the game is over, otherwise a ridge fit of a seat's
+final score on its observation, fitted on heuristic games over seeds no tournament uses
+(``python -m experiments.tournament.luck --game neu --players 4`` writes
+``values/<game>-<n>p.npz`` beside this file). A game without a fitted file uses V = the
+current score, which is still unbiased.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+import envs
+
+VALUES = Path(__file__).with_name("values")
+FIT_SEED = 7_000_000_000  # fitting deals: far from every tournament's deal seeds
+SAMPLES = 4  # sampled outcomes per chance event that has no pile to enumerate
+
+
+def _clone(engine):
+    return pickle.loads(pickle.dumps(engine, pickle.HIGHEST_PROTOCOL))
+
+
+class LinearValue:
+    """V[seat] = observe(seat) · w + b + the seat's score; the final score once the game is over."""
+
+    def __init__(self, w: np.ndarray | None = None, b: float = 0.0):
+        self.w, self.b = w, float(b)
+
+    def __call__(self, engine) -> np.ndarray:
+        scores = np.asarray(engine.scores, dtype=float)
+        if engine.game_over or self.w is None:
+            return scores
+        obs = np.stack([engine.observe(s) for s in range(engine.num_players)])
+        return obs @ self.w + self.b + scores
+
+    @classmethod
+    def load(cls, game: str, num_players: int) -> "LinearValue":
+        path = VALUES / f"{game}-{num_players}p.npz"
+        if not path.exists():
+            return cls()
+        z = np.load(path)
+        return cls(z["w"], float(z["b"]))
+
+
+def _signature(engine) -> tuple:
+    """What changes when chance acts: the pile (its size) and the engine's stream."""
+    pile = getattr(engine, "draw", None)
+    return (len(pile) if pile is not None else -1, str(engine.rng.bit_generator.state["state"]))
+
+
+def expected_value(before, action: int, value: Callable, rng: np.random.Generator, samples: int = SAMPLES) -> np.ndarray:
+    """E over chance outcomes of V after `action` from `before` (which is not changed)."""
+    counts = before.next_draw_counts()
+    total = sum(counts.values())
+    out = 0.0
+    if counts:
+        for kind, k in sorted(counts.items()):
+            cf = _clone(before)
+            cf.shuffle_unseen(np.random.default_rng(rng.integers(2**63)), top=kind)
+            cf.step(action)
+            out = out + (k / total) * value(cf)
+        return out
+    for _ in range(samples):
+        cf = _clone(before)
+        cf.shuffle_unseen(np.random.default_rng(rng.integers(2**63)))
+        cf.step(action)
+        out = out + value(cf) / samples
+    return out
+
+
+def corrections(game: str, num_players: int, rule_options: dict | None, deal_seed: int, moves: Sequence[tuple[int, Any]],
+                value: Callable | None = None, seed: int = 0, samples: int = SAMPLES) -> list[float]:
+    """Per seat, the summed luck of one finished game (subtract it from the score)."""
+    value = value or LinearValue.load(game, num_players)
+    cls = envs.engine_class(game)
+    rng = np.random.default_rng([seed, deal_seed & (2**63 - 1)])
+    engine = cls(num_players, **(rule_options or {}))
+    engine.reset(np.random.default_rng(deal_seed))
+    fresh = 0.0
+    for _ in range(samples):  # the first deal against fresh deals
+        other = cls(num_players, **(rule_options or {}))
+        other.reset(np.random.default_rng(rng.integers(2**63)))
+        fresh = fresh + value(other) / samples
+    luck = value(engine) - fresh
+    before = _clone(engine)
+    for seat, action in moves:
+        if engine.current_player != seat or engine.game_over:
+            raise ValueError(f"{game}: the recorded move of seat {seat} does not fit the replay (seat {engine.current_player} to move)")
+        sig = _signature(engine)
+        engine.step(int(action))
+        if _signature(engine) != sig:  # a chance event happened in this step
+            luck = luck + value(engine) - expected_value(before, int(action), value, rng, samples)
+        before.step(int(action))  # the state before the next move, in step with `engine`
+    return [float(x) for x in luck]
+
+
+def adjusted_scores(rec: dict) -> list[float]:
+    """A record's scores minus its luck (`corrections`, stored as ``rec["luck"]``)."""
+    return [s - c for s, c in zip(rec["scores"], rec["luck"])]
+
+
+# -- fitting V -------------------------------------------------------------------
+def fit(game: str, num_players: int, games: int = 300, ridge: float = 1.0, seed: int = FIT_SEED, agent: str = "heuristic") -> LinearValue:
+    """Ridge fit of (final score - current score) on each seat's observation at every step of
+    `games` games of `agent` in every seat, on deals from `seed` (none a tournament plays)."""
+    from agents import make_agent
+
+    cls = envs.engine_class(game)
+    xs, ys = [], []
+    for g in range(games):
+        bots = [make_agent(agent, game, num_players, seed=seed + g * 8 + s) for s in range(num_players)]
+        engine = cls(num_players)
+        engine.reset(np.random.default_rng(seed + g))
+        seen = []
+        while not engine.game_over:
+            seen.append((np.stack([engine.observe(s) for s in range(num_players)]), np.asarray(engine.scores, float)))
+            p = engine.current_player
+            engine.step(int(bots[p].act({"observation": engine.observe(p), "action_mask": engine.legal_mask()})))
+        final = np.asarray(engine.scores, float)
+        for obs, now in seen:
+            xs.append(obs)
+            ys.append(final - now)
+    x = np.concatenate(xs)
+    y = np.concatenate(ys)
+    mean_x, mean_y = x.mean(0), y.mean()
+    xc = x - mean_x
+    w = np.linalg.solve(xc.T @ xc + ridge * len(x) * np.eye(x.shape[1]) / 1000, xc.T @ (y - mean_y))
+    return LinearValue(w, mean_y - mean_x @ w)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m experiments.tournament.luck",
+                                description="Fit the value V of the luck-adjusted estimator for one game and player count.")
+    p.add_argument("--game", required=True, choices=envs.available_games())
+    p.add_argument("--players", type=int, default=4)
+    p.add_argument("--games", type=int, default=300, help="heuristic games to fit on (default: 300)")
+    a = p.parse_args(argv)
+    if a.games < 1:
+        p.error("--games must be at least 1")
+    v = fit(a.game, a.players, a.games)
+    VALUES.mkdir(exist_ok=True)
+    path = VALUES / f"{a.game}-{a.players}p.npz"
+    np.savez(path, w=v.w, b=v.b)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""The luck-adjusted estimator (`experiments.tournament.luck`): its chance corrections have
+expectation zero, it never changes a game, and a copy of an agent is level with it."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import envs
+from agents import make_agent
+from experiments.tournament import luck, run_tournament
+
+
+def _played(game, n, seed, steps=None):
+    """A heuristic game on the readable engine, its moves, and the engine (stopped after `steps` moves)."""
+    bots = [make_agent("heuristic", game, n, seed=seed * 8 + s) for s in range(n)]
+    engine = envs.engine_class(game)(n)
+    engine.reset(np.random.default_rng(seed))
+    moves = []
+    while not engine.game_over and (steps is None or len(moves) < steps):
+        p = engine.current_player
+        a = int(bots[p].act({"observation": engine.observe(p), "action_mask": engine.legal_mask()}))
+        moves.append((p, a))
+        engine.step(a)
+    return engine, moves
+
+
+@pytest.mark.parametrize("game", ["neu", "not_for_me", "not_your_mas_jong", "deadfall"])
+def test_shuffle_unseen_keeps_every_view_and_card(game):
+    engine, _ = _played(game, 4, 3, steps=12)
+    before = [engine.observe(s).copy() for s in range(4)]
+    places = {k: Counter(v) for k, v in engine.card_places().items()}
+    counts = engine.next_draw_counts()
+    top = max(counts) if counts else None
+    engine.shuffle_unseen(np.random.default_rng(1), top=top)
+    for s in range(4):
+        np.testing.assert_array_equal(engine.observe(s), before[s])
+    assert {k: Counter(v) for k, v in engine.card_places().items()} == places
+    if top is not None:
+        assert engine.draw[-1] == top  # drawn next
+
+
+def test_the_correction_has_expectation_exactly_zero_where_the_draws_are_enumerated():
+    """A Neu position before a draw: each kind the pile can give, taken as what chance dealt,
+    weighted by its probability, gives corrections that sum to zero (V: a fitted value)."""
+    engine, _ = _played("neu", 4, 11, steps=5)
+    value = luck.LinearValue.load("neu", 4)
+    assert value.w is not None  # the shipped fit, so that V is not just the score
+    action = int(np.flatnonzero(engine.legal_mask())[0])
+    expected = luck.expected_value(engine, action, value, np.random.default_rng(0))
+    counts = engine.next_draw_counts()
+    total = sum(counts.values())
+    assert len(counts) > 1
+    mean_correction = 0.0
+    values = []
+    for kind, k in counts.items():
+        dealt = luck._clone(engine)
+        dealt.shuffle_unseen(np.random.default_rng(5), top=kind)
+        dealt.step(action)
+        values.append(value(dealt))
+        mean_correction = mean_correction + k / total * (value(dealt) - expected)
+    np.testing.assert_allclose(mean_correction, 0.0, atol=1e-9)
+    assert np.ptp(np.stack(values), axis=0).max() > 0  # the outcomes differ, so the test can fail
+
+
+def test_the_corrections_average_zero_over_many_games():
+    """Unbiased, CI-sized: the summed correction of seat 0 over Not For Me games (where every
+    draw from the pile is a chance event) is within 4 standard errors of zero."""
+    c = []
+    for seed in range(40):
+        engine, moves = _played("not_for_me", 4, 100 + seed)
+        c.append(luck.corrections("not_for_me", 4, None, 100 + seed, moves)[0])
+    c = np.asarray(c)
+    assert c.std() > 0
+    assert abs(c.mean()) <= 4 * c.std(ddof=1) / np.sqrt(len(c))
+
+
+def test_a_replay_that_does_not_fit_its_moves_is_refused():
+    _, moves = _played("neu", 4, 2, steps=6)
+    bad = [((s + 1) % 4, a) for s, a in moves]
+    with pytest.raises(ValueError, match="does not fit the replay"):
+        luck.corrections("neu", 4, None, 2, bad)
+
+
+def test_the_estimator_changes_no_game_and_a_copy_is_level_under_every_estimator():
+    """Adjusted scores come from the moves after each game: every record's play is that of the
+    duplicate run (so no hidden card reaches an agent). And heuristic against a copy of itself
+    is level (the CI holds 0) under plain, duplicate and adjusted."""
+    runs = {e: run_tournament("deadfall", ["a=heuristic", "b=heuristic"], num_players=4, deals=20, progress=False,
+                              estimator=e, engine="aec") for e in ("plain", "duplicate", "adjusted")}
+    dup, adj = runs["duplicate"]["records"], runs["adjusted"]["records"]
+    assert [(r["scores"], r["ranks"]) for r in dup] == [(r["scores"], r["ranks"]) for r in adj]
+    assert all("luck" in r and "moves" not in r for r in adj)
+    assert runs["adjusted"]["estimator"] == "adjusted"
+    for e, res in runs.items():
+        d = res["pairwise"]["a vs b"]["score_diff"]
+        assert d["ci_low"] <= 0 <= d["ci_high"], e
+    a = runs["adjusted"]["pairwise"]["a vs b"]["adjusted_diff"]
+    assert a["ci_low"] <= 0 <= a["ci_high"]
+
+
+def test_an_unknown_estimator_is_one_clear_error():
+    with pytest.raises(ValueError, match="unknown estimator 'lucky'; valid: plain, duplicate, adjusted"):
+        run_tournament("neu", ["heuristic", "random"], deals=1, progress=False, estimator="lucky")
