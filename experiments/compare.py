@@ -158,6 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = cli.command_line("python -m experiments.compare", argv)
     metadata = cli.run_metadata(command, args.seed, deals={f"{g}_{n}p": d for g, n, _, _, d in plan})
 
+    estimator = args.estimator or "duplicate"
+
     def body() -> int:
         with folder:  # released if play fails
             t_start = time.perf_counter()
@@ -166,10 +168,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 label = f"{g} {n}p"
                 records = play(g, tables, n, range(deals), args.seed, args.workers, progress=False if args.quiet else label,
                                on_error=args.on_error, move_timeout=args.move_timeout, save_replays=args.save_replays,
-                               backend=args.backend, ray_address=args.ray_address, engine=args.engine, isolate=args.isolate)
+                               backend=args.backend, ray_address=args.ray_address, engine=args.engine, isolate=args.isolate,
+                               duplicate=estimator != "plain", luck=estimator == "adjusted")
                 path = engine_path(g, tables, n, args.engine, args.move_timeout, args.isolate)
-                res = summarize(records, tables, g, n, deals=deals, seed=args.seed, duplicate=True, mode="one-vs-rest", rule_options={},
-                                engine=path)
+                res = summarize(records, tables, g, n, deals=deals, seed=args.seed, duplicate=estimator != "plain", mode="one-vs-rest",
+                                rule_options={}, engine=path, estimator=estimator)
                 res["records"] = records
                 if args.exploit_steps:
                     res["exploitability"] = exploitability(g, n, found, args)

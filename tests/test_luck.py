@@ -102,3 +102,25 @@ def test_the_estimator_changes_no_game_and_a_copy_is_level_under_every_estimator
 def test_an_unknown_estimator_is_one_clear_error():
     with pytest.raises(ValueError, match="unknown estimator 'lucky'; valid: plain, duplicate, adjusted"):
         run_tournament("neu", ["heuristic", "random"], deals=1, progress=False, estimator="lucky")
+
+
+def test_the_commands_report_the_adjusted_difference_in_markdown_json_and_the_database(tmp_path, capsys):
+    import json
+    import sqlite3
+
+    from experiments import compare
+    from experiments import tournament as T
+
+    db = tmp_path / "r.sqlite"
+    assert T.main(["--game", "deadfall", "--agents", "heuristic,random", "--deals", "3", "--estimator", "adjusted", "--quiet",
+                   "--no-plots", "--db", str(db), "--out", str(tmp_path / "t")]) == 0
+    assert "adjusted diff A − B" in capsys.readouterr().out
+    res = json.loads((tmp_path / "t" / "results.json").read_text())
+    pair = res[0]["pairwise"]["heuristic vs random"] if isinstance(res, list) else res["results"][0]["pairwise"]["heuristic vs random"]
+    assert {"adjusted_diff", "var_adjusted", "adjusted_ratio"} <= set(pair)
+    (meta,) = sqlite3.connect(db).execute("SELECT metadata FROM runs").fetchone()
+    meta = json.loads(meta)
+    assert meta["estimator"] == "adjusted" and "heuristic vs random" in meta["adjusted"]["deadfall 4p"]
+    assert compare.main(["--games", "deadfall", "--agents", "heuristic,random", "--deals", "2", "--estimator", "adjusted", "--quiet",
+                         "--no-plots", "--out", str(tmp_path / "c")]) == 0
+    assert "adjusted diff A − B" in (tmp_path / "c" / "results.md").read_text()

@@ -47,6 +47,10 @@ def add_run_flags(p: argparse.ArgumentParser, workers_default: int) -> None:
                         "catch every exception or end their process); costs a pipe round trip per move")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--estimator", default=None, choices=("plain", "duplicate", "adjusted"),
+                   help="plain: an independent deal per game; duplicate (default): every deal in every seat rotation; "
+                        "adjusted: duplicate deals, and each pair's difference also from luck-adjusted scores "
+                        "(docs/benchmarking.md; replays every game after play, so it costs time)")
     p.add_argument("--engine", default="auto", choices=ENGINES,
                    help="auto: the batched engine for every table whose agents all act in batches (act_batch), one env "
                         "per game otherwise; vector: insist on the batched engine; aec: one env per game (the records are the same)")
@@ -75,6 +79,11 @@ def check_backend(p: argparse.ArgumentParser, args: argparse.Namespace, specs: S
 
 
 def finish_run(results: list[dict], args: argparse.Namespace, folder, metadata: dict, header: str = "", notes: Sequence[str] = ()):
+    metadata["estimator"] = results[0].get("estimator", "duplicate") if results else "duplicate"
+    adjusted = {f"{r['game']} {r['num_players']}p": {k: {f: p[f] for f in ("score_diff", "adjusted_diff", "var_plain", "var_adjusted", "adjusted_ratio")}
+                                                      for k, p in r["pairwise"].items() if "adjusted_diff" in p} for r in results}
+    if any(adjusted.values()):
+        metadata["adjusted"] = adjusted  # the SQLite run record keeps the luck-adjusted differences too
     """Write the reports into the claimed folder (`experiments.cli.claim_out`) and record the run in
     --db: the reports move into place inside the record's transaction, so both happen or neither."""
     from experiments import record
@@ -150,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             res = run_tournament(args.game, specs, n, args.deals, args.seed, args.workers, args.mode, not args.plain,
                                  progress=not args.quiet, on_error=args.on_error, move_timeout=args.move_timeout,
                                  save_replays=args.save_replays, backend=args.backend, ray_address=args.ray_address, engine=args.engine,
-                                 isolate=args.isolate)
+                                 isolate=args.isolate, estimator="plain" if args.plain else args.estimator)
             final = finish_run([res], args, folder, metadata)
         print(markdown([res], notes=False), end="")
         print(f"{res['games_played']} games in {res['wall_s']:.1f} s; wrote {final}/" + (f" and {args.db}" if args.db else ""))
