@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.base import Agent, batch_arrays
+from agents.base import Agent, batch_arrays, checked_moves
 from agents.checkpoint import CHECKPOINT_FORMAT, CheckpointError, build_network, read_checkpoint  # noqa: F401 (re-exported)
 from agents.features import batch_features, has_batch_features
-from agents.network import actor_arrays, actor_logits, policy_input
+from agents.network import actor_arrays, actor_logits, greedy_moves, policy_input
 
 CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
 
@@ -106,11 +106,26 @@ class PPOAgent(Agent):
     def act(self, observation: dict) -> int:
         if self.net is None:
             raise RuntimeError("PPOAgent has no weights: build it with PPOAgent.load(path) or PPOAgent.for_game(...)")
-        legal = self.legal_actions(observation)
         obs = np.asarray(observation["observation"], np.float32)
         if obs.shape != (self._obs_size,):
             raise ValueError(f"{self.path}: observation has shape {obs.shape}, the policy expects ({self._obs_size},)")
+        if self.greedy:  # one compiled call: the logits and the first most probable legal move
+            mask = np.asarray(observation["action_mask"])
+            if mask.shape != (self._layers[1][3],):
+                raise ValueError(f"{self.path}: action mask has shape {mask.shape}, the policy expects ({self._layers[1][3]},)")
+            move = self._greedy(self._to_input(obs, mask)[None], mask[None])[0]
+            return int(move) if move >= 0 else int(self.legal_actions(observation)[0])  # the all-zeros error
+        legal = self.legal_actions(observation)
         return self._choose(self._logits(self._to_input(obs, observation["action_mask"])), legal)
+
+    def _greedy(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Each row's first most probable legal move (-1 where none is legal), from `_logits`' bits."""
+        table, dims = self._layers
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        mask = np.ascontiguousarray(mask.view(np.int8) if mask.dtype == np.bool_ else mask)
+        out, moves = np.empty((x.shape[0], int(dims[3])), np.float32), np.empty(x.shape[0], np.int64)
+        greedy_moves(x, mask, table, dims, out, moves)
+        return moves
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
@@ -139,10 +154,10 @@ class PPOAgent(Agent):
             x = batch_features(self.game, obs, self.num_players)
         else:
             x = np.stack([self._to_input(o, m) for o, m in zip(obs, mask)])
+        if self.greedy:  # the first most probable legal move of each row, as act's
+            return checked_moves(self._greedy(x, mask))
         logits = self._logits(x)
         legal = mask.view(bool)
-        if self.greedy:  # the first most probable legal move of each row, as act's argmax over the legal ones
-            return np.where(legal, logits, -np.inf).argmax(1)
         out = np.empty(len(obs), np.int64)
         keep = self.rng
         try:

@@ -769,6 +769,19 @@ def test_a_rows_logits_are_the_same_bits_in_any_batch(path: Path):
         assert bot.act_batch(obs[pick], masks[pick], np.zeros(size, np.int64)).tolist() == chosen[pick].tolist(), size
 
 
+def test_act_and_act_batch_refuse_an_empty_or_misshapen_mask_in_one_line():
+    bot = PPOAgent.for_game("neu", 4)
+    obs, mask = np.zeros((2, bot._obs_size), np.float32), np.zeros((2, envs.info("neu", 4).num_actions), np.int8)
+    mask[0, 3] = 1
+    with pytest.raises(ValueError, match="asked to act with an all-zeros action mask"):
+        bot.act({"observation": obs[1], "action_mask": mask[1]})
+    with pytest.raises(ValueError, match=r"all-zeros action mask at batch row\(s\) \[1\]"):
+        bot.act_batch(obs, mask, np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match=r"action mask has shape \(19,\), the policy expects \(20,\)"):
+        bot.act({"observation": obs[0], "action_mask": mask[0, :-1]})
+    assert bot.act({"observation": obs[0], "action_mask": mask[0].astype(bool)}) == 3
+
+
 @pytest.mark.parametrize("path", sorted(CHECKPOINT_DIR.glob("*.json")), ids=lambda p: p.stem)
 def test_shipped_commands_still_parse_to_the_recorded_arguments(path: Path):
     import shlex
