@@ -38,3 +38,19 @@ def test_tournament_speed_on_both_paths(capsys):
     rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| neu ")]
     assert [(r[0].strip(), r[1].strip()) for r in rows] == [("neu", "aec"), ("neu", "vector")]
     assert rows[1][4].strip().endswith("x") and "same games" in out
+
+
+def test_agent_speed_has_a_row_per_shipped_checkpoint_beside_torch(capsys):
+    assert speed.main(["--agents", "--games", "neu", "--repeats", "1", "--num-envs", "64"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| neu_")]
+    assert [r[0].strip() for r in rows] == ["neu_2p", "neu_4p"] and all(r[1].strip() == "observation" for r in rows)
+    assert all(r[4].strip().endswith("x") and r[7].strip().endswith("x") for r in rows)
+
+
+def test_the_package_runs_as_a_module():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "experiments.speed", "--help"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "--agents" in done.stdout and "--tournament" in done.stdout

@@ -1,6 +1,6 @@
 """What ``minimal_infos=True`` saves per step of the parallel env, bare and under a wrapper that copies every info key.
 
-    python -m experiments.speed_infos --games neu --seconds 1 --repeats 5
+    python -m experiments.speed.infos --games neu --seconds 1 --repeats 5
 
 The same games (seeds, random legal moves) are played with full and with
 minimal infos in the same process, alternating, ``repeats`` times; the table
@@ -62,7 +62,7 @@ def measure(game: str, seconds: float, repeats: int) -> dict[str, tuple[float, f
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = ArgumentParser(prog="python -m experiments.speed_infos", description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog="python -m experiments.speed.infos", description=__doc__.splitlines()[0])
     parser.add_argument("--games", default=",".join(envs.available_games()), help="comma-separated games")
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds of games per measurement (default 1)")
     parser.add_argument("--repeats", type=int, default=5, help="alternating repeats, median reported (default 5)")

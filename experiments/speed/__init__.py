@@ -5,6 +5,7 @@
     python -m experiments.speed --single-agent      # make_single_agent's overhead instead
     python -m experiments.speed --vector            # the batched engines (envs.vector_env) instead
     python -m experiments.speed --tournament        # tournaments: games/s on the AEC path and on the batched engine
+    python -m experiments.speed --agents            # PPO: act and act_batch µs per decision, beside torch
 
 Every env is driven by the same loop: ``agent_iter`` / ``last`` / a uniform
 legal action / ``step``, resetting when a game ends, on one core. It prints
@@ -165,11 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=cli.count, default=5, help="timed repeats per env (the median is reported)")
     parser.add_argument("--single-agent", action="store_true", help="measure make_single_agent's overhead over the AEC env instead")
     parser.add_argument("--vector", action="store_true", help="time envs.vector_env (batched, one numba thread) instead")
-    parser.add_argument("--num-envs", type=cli.count, default=4096, help="tables per vector env (with --vector)")
+    parser.add_argument("--num-envs", type=cli.count, default=4096, help="tables per vector env (with --vector), batch rows (with --agents)")
     parser.add_argument("--tournament", action="store_true",
                         help="time heuristic-vs-random tournaments on the AEC path and on the batched engine instead")
     parser.add_argument("--deals", type=cli.count, default=500, help="deals per tournament (with --tournament)")
     parser.add_argument("--workers", type=cli.count, default=2, help="worker processes per tournament (with --tournament)")
+    parser.add_argument("--agents", action="store_true",
+                        help="time PPOAgent.act and act_batch per decision for the games' shipped checkpoints instead")
     args = parser.parse_args(argv)
     games = [g.strip() for g in args.games.split(",") if g.strip()]
     valid = envs.available_games()
@@ -183,12 +186,17 @@ def main(argv: list[str] | None = None) -> int:
         print_single_agent_overhead(games, args.seconds, args.repeats)
         return 0
     if args.tournament:
-        from experiments.speed_tournament import print_tournament_speed
+        from experiments.speed.tournament import print_tournament_speed
 
         print_tournament_speed(games, args.deals, args.workers, args.repeats)
         return 0
+    if args.agents:
+        from experiments.speed.agents import print_agent_speed
+
+        print_agent_speed(games, args.repeats, args.num_envs)
+        return 0
     if args.vector:
-        from experiments.speed_vector import print_vector_speed
+        from experiments.speed.vector import print_vector_speed
 
         print_vector_speed(games, args.seconds, args.repeats, args.num_envs, leduc_maker(), steps_per_second)
         return 0
@@ -217,6 +225,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | {label} | {med:,.0f} | {min(runs):,.0f} - {max(runs):,.0f} | {ratio} |")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())
