@@ -22,12 +22,24 @@ MAX_COUNT = 10**9  # a count above this is a typo: a billion deals is years of p
 MAX_SEED = 2**63 - 1
 
 
+class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` shows a flag's default once: not when its help already names it ("default: ..."),
+    not for a required flag, and not for an empty default (None, False, "")."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        empty = action.default is None or action.default is False or action.default == "" or action.default is argparse.SUPPRESS
+        if empty or action.required or "default" in text.lower() or "%(default)" in text:
+            return text
+        return super()._get_help_string(action)
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse, but an error is one line naming what is wrong (no usage dump, no traceback);
-    ``--help`` shows every default."""
+    ``--help`` shows each default once (`DefaultsShown`)."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        kwargs.setdefault("formatter_class", DefaultsShown)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # type: ignore[override]

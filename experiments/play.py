@@ -6,8 +6,9 @@
 
 A human sees only their own seat's view (``Engine.view``): their hand and the
 public table, never another hand. Type a move by its number in the list or by
-its name ("play 50", "shot player_2"); anything else gets a message and the
-question again. Ctrl-D, Ctrl-C or "quit" leaves with one line.
+its name ("play 50", "shot player_2"); "help" says what can be typed, "rules"
+prints the game's rules, anything else gets a message and the question again.
+Ctrl-D, Ctrl-C or "quit" leaves with one line.
 
 Who is asked to decide can itself be a secret: in Not Your Ma's Jong only the
 players asked about a discard may steal it, so steal decisions are never
@@ -16,8 +17,10 @@ printed by seat, and ``--delay`` does not pause on them.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -30,6 +33,19 @@ from agents import AGENT_KINDS, make_agent
 # After every open move of a game with secret decisions (a discard in Not Your Ma's Jong), the
 # secret ones may follow: said every time, so that the note itself tells nothing.
 STEAL_NOTE = "  the others may steal it; their decisions are secret"
+RULES = Path(__file__).resolve().parents[1] / "docs" / "RULES.md"
+PROMPT = "{agent} (move number or name; help, rules, quit)> "
+HELP = ("Type a move's number from the list, or its name (such as {example!r}).\n"
+        "  help   this text\n  rules  the rules of {game}\n  quit   leave the game (also Ctrl-D or Ctrl-C)")
+
+
+def rules_text(game: str) -> str:
+    """The game's section of docs/RULES.md (in a checkout), else its env page."""
+    if RULES.is_file():
+        for section in re.split(r"\n(?=## )", RULES.read_text(encoding="utf-8")):
+            if section.startswith("## ") and f"`{game}`" in section.splitlines()[0]:
+                return section.strip().rstrip("-").strip()
+    return (envs.module(game).__doc__ or "").strip()
 
 
 def parse_humans(text: str, num_players: int) -> set[int]:
@@ -51,12 +67,20 @@ def ask(env, agent: str, legal: list[int], read: Callable[[str], str], write: Ca
     write("Your moves: " + "  ".join(f"[{i}] {name}" for i, name in enumerate(names)))
     while True:
         try:
-            answer = read(f"{agent}> ").strip()
+            answer = read(PROMPT.format(agent=agent)).strip()
         except EOFError:
             write("")  # end the prompt's line
             return None
         if answer.lower() in ("quit", "exit", "q"):
             return None
+        if answer.lower() in ("help", "?", "h"):
+            write(HELP.format(example=names[0], game=u.game.game_name))
+            write("Your moves: " + "  ".join(f"[{i}] {name}" for i, name in enumerate(names)))
+            continue
+        if answer.lower() == "rules":
+            write(rules_text(u.game.game_name))
+            write("Your moves: " + "  ".join(f"[{i}] {name}" for i, name in enumerate(names)))
+            continue
         # isdecimal() is also true for digits of other scripts that int() rejects with
         # a limit on length; a move number is short and ASCII.
         if answer.isascii() and answer.isdigit() and len(answer) <= 6 and int(answer) < len(legal):
@@ -65,7 +89,7 @@ def ask(env, agent: str, legal: list[int], read: Callable[[str], str], write: Ca
         if answer.lower() in lowered:
             return legal[lowered.index(answer.lower())]
         shown = answer if len(answer) <= 40 else answer[:40] + "..."
-        write(f"{shown!r} is not one of your moves; type a number 0-{len(legal) - 1} or a name such as {names[0]!r}.")
+        write(f"{shown!r} is not one of your moves; type a number 0-{len(legal) - 1} or a name such as {names[0]!r} (help: what you can type).")
 
 
 def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay: float = 0.0,

@@ -149,3 +149,25 @@ def test_steal_decisions_are_never_named_by_seat():
     assert len(discards) > 5
     notes = [i for i, line in enumerate(out) if line == "  the others may steal it; their decisions are secret"]
     assert len(notes) == len(discards)
+
+
+def test_help_and_rules_commands_and_the_prompt_names_quit():
+    prompts, out = [], []
+    answers = iter(["help", "rules", "0"])
+
+    def read(prompt):
+        prompts.append(prompt)
+        try:
+            return next(answers)
+        except StopIteration:
+            raise EOFError from None
+
+    play("deadfall", 4, {0}, "random", seed=3, read=read, write=out.append)
+    text = "\n".join(out)
+    assert all("quit" in p and "help" in p and "rules" in p for p in prompts)
+    assert "rules  the rules of deadfall" in text and "quit   leave the game" in text
+    assert "## 2. Deadfall — `deadfall`" in text and "Door cards" in text  # its section of docs/RULES.md
+    assert "Not For Me" not in text  # only this game's section
+    assert "is not one of your moves" not in text  # help and rules are commands, not bad moves
+    assert text.count("Your moves: ") == 4  # asked again after help and after rules, then the next turn
+    assert "player_0: play 2" in text
