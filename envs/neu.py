@@ -12,6 +12,7 @@ import numpy as np
 
 from envs.engine import (Bounds, Engine, ScoreEvent, check_deal_keys, kind_counts, parse_hands, ranks_from_keys,
                          shuffled, shuffled_hidden_pool)
+from envs.small import stacked_deals
 
 # Card kinds, in the order of the observation's hand counts.
 NUMBER_VALUES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 50, -10, -1)  # kinds 0..12 add their value
@@ -30,6 +31,11 @@ _ALIASES = {"p": PASS, "t": TURN, "s": SHOT, "d": DOUBLE}
 _KIND_OF_NAME = {name: k for k, name in enumerate(KIND_NAMES)}
 CHIPS = 3
 HAND_SIZE = 3
+# The small preset (rules="small", RULES.md "Neu, small preset"): two players, one chip each (one
+# round decides), two cards in hand, seven cards used once (no reshuffle), small enough to solve
+# exactly (experiments.solve). Kinds: 50 50 10 -10 101 pass double.
+SMALL_COPIES = (0,) * 9 + (1, 2, 1, 0, 1, 1, 0, 0, 1)
+PRESETS = {"standard": (COPIES, CHIPS, HAND_SIZE, True), "small": (SMALL_COPIES, 1, 2, False)}
 # Observations show the running total clipped at this floor, so that it stays inside
 # the observation bounds. Each pass through the deck adds more than its -10s and -1s
 # take away, so real games stay far above it; the rules use the true total.
@@ -82,7 +88,10 @@ class Neu(Engine):
     game_name = "neu"
     deck = DECK
     min_players, max_players, default_players = 2, 7, 4
-    OPTIONS = {}  # Neu has no rule options; RULES.md fixes chips (3) and hand size (3).
+    OPTIONS = {
+        "rules": ("standard", lambda v: isinstance(v, str) and v in PRESETS,
+                  "'standard' (RULES.md §3) or 'small' (two players, a 7-card deck used once; RULES.md \"Neu, small preset\")"),
+    }
     INFO_SEATS = frozenset({"round_loser"})
     conserves = "box"
     # The rules set no limit (-10, -1, Pass, Turn, Shot and Double can in principle go on for
@@ -99,6 +108,10 @@ class Neu(Engine):
     def __init__(self, num_players: int | None = None, **rule_options) -> None:
         super().__init__(num_players, **rule_options)
         n = self.num_players
+        self.copies, self.start_chips, self.hand_size, self.reshuffles = PRESETS[self.options["rules"]]
+        if self.options["rules"] == "small" and n != 2:
+            raise ValueError(f"neu: rules='small' is a two-player preset, got num_players={n}")
+        self.deck = tuple(k for k in range(NUM_KINDS) for _ in range(self.copies[k]))
         self.num_actions = A_SHOT + n - 1
         self.obs_size = OBS_SEATS + SEAT_BLOCK * n
         self.state_size = NUM_KINDS * n + self.obs_size  # every hand, the draw pile, the public block (obs without a hand)
@@ -109,23 +122,24 @@ class Neu(Engine):
     def _bounds(self) -> tuple[Bounds, Bounds]:
         n = self.num_players
         # Every round costs its loser one chip: at most 3(n-1) + 2 rounds.
+        copies, chips, hand_size = self.copies, self.start_chips, self.hand_size
         public = (
             Bounds()
-            .extend([0] * NUM_KINDS, COPIES)  # played pile
+            .extend([0] * NUM_KINDS, copies)  # played pile
             .add(TOTAL_FLOOR, 101)
             .add(-1, 1)  # direction
             .add(1, 2)  # plays owed
-            .add(0, len(DECK) - 2 * HAND_SIZE)  # draw pile: at least two hands are dealt
-            .add(1, CHIPS * n - 1)  # round
+            .add(0, len(self.deck) - 2 * hand_size)  # draw pile: at least two hands are dealt
+            .add(1, chips * n - 1)  # round
         )
         for _ in range(n):
-            public.add(0, CHIPS).flags().add(0, HAND_SIZE).flags(2)
-        hand = [min(HAND_SIZE, c) for c in COPIES]
+            public.add(0, chips).flags().add(0, hand_size).flags(2)
+        hand = [min(hand_size, c) for c in copies]
         obs = Bounds().extend([0] * NUM_KINDS, hand).extend(public.low, public.high)
         state = Bounds()
         for _ in range(n):
             state.extend([0] * NUM_KINDS, hand)
-        state.extend([0] * NUM_KINDS, COPIES).extend(public.low, public.high)
+        state.extend([0] * NUM_KINDS, copies).extend(public.low, public.high)
         return obs, state
 
     def info_defaults(self) -> dict:
@@ -136,7 +150,7 @@ class Neu(Engine):
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
         n = self.num_players
         self.rng = rng
-        self.chips = [CHIPS] * n
+        self.chips = [self.start_chips] * n
         self.out = [False] * n
         self.eliminated_at = [n] * n  # later elimination ranks higher
         self.game_over = False
@@ -159,11 +173,11 @@ class Neu(Engine):
         self.hands = [[0] * NUM_KINDS for _ in range(n)]
         self.hand_sizes = [0] * n
         if deal is None:
-            order = shuffled(DECK, self.rng)
+            order = shuffled(self.deck, self.rng)
             # The dealer deals one card at a time starting at their left; with a
             # shuffled deck only the count matters, so deal 3 in a block each.
             for s in self._seats_in_game_from(self.dealer + 1):
-                for _ in range(HAND_SIZE):
+                for _ in range(self.hand_size):
                     self._give(s, order.pop())
             self.draw = order  # top of the pile is the end of the list
         else:
@@ -174,8 +188,16 @@ class Neu(Engine):
     def _stacked_deal(self, deal: dict) -> None:
         g = self.game_name
         check_deal_keys(deal, {"hands", "draw_pile"}, g)
-        parsed = parse_hands(deal, [HAND_SIZE] * self.num_players, parse_card, g)
+        parsed = parse_hands(deal, [self.hand_size] * self.num_players, parse_card, g)
         self.give_stacked_deal(deal, parsed, parse_card, lambda k: KIND_NAMES[k])
+
+    def deals(self) -> list[tuple[float, dict]]:
+        """Every first deal of the small preset with its probability, as stacked deals (``reset(rng,
+        deal=...)``): two hands (their order within a hand does not matter) and the pile's order.
+        For exact solving (experiments.solve); the standard deck has far too many."""
+        if self.reshuffles or self.start_chips != 1:
+            raise ValueError("neu: deals() lists the first deals of rules='small' only")
+        return stacked_deals(self.deck, [self.hand_size] * self.num_players, lambda k: KIND_NAMES[k])
 
     def _give(self, seat: int, kind: int) -> None:
         self.hands[seat][kind] += 1
@@ -256,8 +278,9 @@ class Neu(Engine):
 
     def _draw(self, seat: int) -> None:
         if not self.draw:
-            # RULES.md [D]: shuffle the played cards except the last into a new pile.
-            if len(self.played) <= 1:
+            # RULES.md [D]: shuffle the played cards except the last into a new pile (the small
+            # preset uses its deck once: nobody draws from an empty pile).
+            if len(self.played) <= 1 or not self.reshuffles:
                 return
             last = self.played[-1]
             rest = self.played[:-1]

@@ -117,7 +117,9 @@ hold in Neu, and Neu's own event facts:
 | `total`         | the total the loser could not play on; 0 = no event            |
 
 ## Rule options
-None: RULES.md fixes 3 chips each and 3-card hands.
+| option  | default      | meaning |
+|---------|--------------|---------|
+| `rules` | `"standard"` | `"standard"`: RULES.md §3 (3 chips each, 3-card hands, the 58-card deck). `"small"`: the small preset (RULES.md "Neu, small preset"): two players only, 1 chip each (one round decides), 2-card hands, a 7-card deck (50 50 10 −10 101 Pass Double) used once (no reshuffle: with the pile empty nobody draws); small enough to solve exactly (`python -m experiments.solve --game neu`). The observation layout and action space are those of the standard game. |
 
 ## Decisions from RULES.md [D]
 * Seats: "clockwise" is increasing seat index.

@@ -1,0 +1,74 @@
+"""The average policy of a solved small preset, as an agent: ``cfr:<file>`` (agents.spec).
+
+`experiments.solve` writes the file (``policy.npz``): for each information set, a key and the
+probability of every action. An information set is what one seat knows when it must act: its
+observation now and, before it, each observation it acted on and the action it took
+(`info_key`). The agent keeps that history for the game under way (``reset()`` clears it), so
+it plays exactly the solved policy; it samples from it with its own seeded generator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from agents.base import Agent
+
+
+def info_key(history: bytes, observation: np.ndarray, mask: np.ndarray) -> bytes:
+    """The key of the information set of a seat that has seen `history` (its earlier
+    observations and actions, `extend_history`) and now sees `observation` with legal `mask`."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(history)
+    h.update(np.asarray(observation, np.float32).tobytes())
+    h.update(np.asarray(mask, np.int8).tobytes())
+    return h.digest()
+
+
+def extend_history(history: bytes, observation: np.ndarray, action: int) -> bytes:
+    """The seat's history after it acted `action` on `observation`."""
+    return history + np.asarray(observation, np.float32).tobytes() + int(action).to_bytes(2, "little")
+
+
+class CFRAgent(Agent):
+    """Plays a solved average policy (a ``policy.npz`` of `experiments.solve`)."""
+
+    name = "cfr"
+
+    def __init__(self, game: str, num_players: int, seed: int | None = None, path: str | None = None) -> None:
+        super().__init__(game, num_players, seed)
+        if path is None:
+            raise ValueError("cfr agent: give the policy file, as cfr:PATH")
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"cfr agent: no policy file at {path!r} (python -m experiments.solve writes one)")
+        data = np.load(p, allow_pickle=False)
+        if str(data["game"]) != game or int(data["num_players"]) != num_players:
+            raise ValueError(f"cfr agent: {path} solves {data['game']} with {int(data['num_players'])} players, "
+                             f"not {game} with {num_players}")
+        self.rules = dict(zip(data["option_names"].tolist(), data["option_values"].tolist()))
+        self.probs = data["probs"]
+        self.index = {k.tobytes(): i for i, k in enumerate(data["keys"])}
+        self.path = str(p)
+        self.reset()
+
+    def reset(self) -> None:
+        self.history = b""
+
+    def probs_at(self, key: bytes) -> np.ndarray:
+        """The policy's action probabilities at an information set (`info_key`)."""
+        i = self.index.get(key)
+        if i is None:
+            raise ValueError(f"cfr agent: an information set the solved game ({self.path}) never reaches; "
+                             f"is the env built with the same rule options ({self.rules})?")
+        return self.probs[i]
+
+    def act(self, observation: dict) -> int:
+        obs, mask = observation["observation"], observation["action_mask"]
+        p = self.probs_at(info_key(self.history, obs, mask)) * (np.asarray(mask) > 0)
+        legal = self.legal_actions(observation)
+        action = int(self.rng.choice(p.size, p=p / p.sum())) if p.sum() > 0 else int(legal[0])
+        self.history = extend_history(self.history, obs, action)
+        return action

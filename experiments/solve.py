@@ -1,0 +1,144 @@
+"""Solve a game's small preset exactly, or measure any agent's exact exploitability on it.
+
+    python -m experiments.solve --game neu --minutes 2
+    python -m experiments.solve --game neu --exploit heuristic
+    python -m experiments.solve --game neu --exploit cfr:results/solve_neu_.../policy.npz
+
+The small preset (``rules="small"``, RULES.md "Small presets") is two players and a tree small
+enough to enumerate: `train.cfr.build_tree` walks it from the engine. Solving runs CFR+ until
+the average policy's NashConv is at most ``--target`` (a fraction of the score range, default
+10^-3) or ``--minutes`` pass, and writes into a fresh run folder (``--out``, default
+``results/solve_<game>_<time>``; never an existing run):
+
+* ``result.json``: NashConv of the average policy, each seat's best-response value against it,
+  the game's value for seat 0, the score range, the iterations and seconds, the tree's size
+  (information sets per seat, decisions, moves) and the curve (NashConv every ``--check-every``
+  iterations);
+* ``policy.npz``: the average policy, playable as the agent ``cfr:PATH``.
+
+``--exploit SPEC`` instead asks the agent (any agents.spec spec) for its move at every
+information set and writes the same fields for it: its exact NashConv (both seats playing it)
+and each seat's best-response value against it. An agent is asked through ``probs_at(key)``
+(cfr), ``action_probs(observation)`` when it has one, uniform over the legal moves for random,
+and otherwise its ``act`` once, which must then be deterministic (checked under two seeds).
+NashConv is in the env's rewards (seat 0's minus the mean), summed over a game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+import envs
+from agents.base import RandomAgent
+from agents.spec import make_from_spec, spec_label
+from experiments.cli import claim_out, command_line, run_metadata
+from train import cfr
+
+PRESET = {"rules": "small"}
+
+
+def agent_policy(agent, tree: cfr.Tree) -> np.ndarray:
+    """The agent's probability of each move at each information set of `tree`, [I, A]."""
+    policy = np.zeros((tree.num_infos, tree.num_actions))
+    for i, (key, (obs, mask)) in enumerate(zip(tree.info_keys, tree.info_obs)):
+        legal = mask > 0
+        if callable(getattr(agent, "probs_at", None)):
+            p = np.asarray(agent.probs_at(key), np.float64)
+        elif callable(getattr(agent, "action_probs", None)):
+            p = np.asarray(agent.action_probs({"observation": obs, "action_mask": mask}), np.float64)
+        elif isinstance(agent, RandomAgent):
+            p = legal / legal.sum()
+        else:
+            moves = set()
+            for s in (1, 2):
+                if callable(getattr(agent, "seed", None)):
+                    agent.seed(s)
+                if callable(getattr(agent, "reset", None)):
+                    agent.reset()
+                moves.add(int(agent.act({"observation": obs, "action_mask": mask})))
+            if len(moves) > 1:
+                raise ValueError(f"agent {type(agent).__name__} is not deterministic (moves {sorted(moves)} at one "
+                                 f"information set); give it action_probs(observation) for exact exploitability")
+            p = np.zeros(tree.num_actions)
+            p[moves.pop()] = 1.0
+        p = np.where(legal, p, 0.0)
+        if not p.sum() > 0:
+            raise ValueError(f"agent {type(agent).__name__} gives no weight to any legal move at an information set")
+        policy[i] = p / p.sum()
+    return policy
+
+
+def tree_facts(tree: cfr.Tree) -> dict:
+    return {"information_sets": [int(np.sum(tree.info_player == s)) for s in (0, 1)],
+            "decisions": int(len(tree.node_player)), "moves": int(len(tree.edge_parent)),
+            "deals": int(np.sum(tree.node_depth == 0))}
+
+
+def exploitability(tree: cfr.Tree, policy: np.ndarray) -> dict:
+    nc, br = cfr.nash_conv(tree, policy)
+    rng = cfr.score_range(tree)
+    return {"nash_conv": nc, "nash_conv_of_range": nc / rng, "best_response_value": br,
+            "value_seat0": cfr.game_value(tree, policy), "score_range": rng}
+
+
+def save_policy(path, game: str, tree: cfr.Tree, policy: np.ndarray) -> None:
+    keys = np.frombuffer(b"".join(tree.info_keys), np.uint8).reshape(tree.num_infos, -1)
+    np.savez_compressed(path, game=game, num_players=2, keys=keys, probs=policy.astype(np.float32),
+                        option_names=np.array(list(PRESET)), option_values=np.array(list(PRESET.values())))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.solve", description=__doc__.split("\n")[0])
+    parser.add_argument("--game", required=True, choices=sorted(envs.GAMES))
+    parser.add_argument("--minutes", type=float, default=10.0, help="time limit for CFR+ (default 10)")
+    parser.add_argument("--target", type=float, default=1e-3, help="stop at this NashConv / score range (default 1e-3)")
+    parser.add_argument("--check-every", type=int, default=50, help="iterations between NashConv checks (default 50)")
+    parser.add_argument("--exploit", metavar="SPEC", help="measure this agent's exact exploitability instead of solving")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="run folder (new or empty; default results/solve_<game>_<time>)")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.minutes > 0 or args.check_every < 1:
+        parser.error("--minutes must be above 0 and --check-every at least 1")
+    log = (lambda *a: None) if args.quiet else print
+    try:
+        engine = envs.engine_class(args.game)(2, **PRESET)
+        tree_start = time.perf_counter()
+        log(f"{args.game} small preset: enumerating the tree from the engine ...")
+        agent = None if args.exploit is None else make_from_spec(args.exploit, args.game, 2, seed=args.seed)
+    except (ValueError, FileNotFoundError) as e:
+        parser.error(str(e))
+    prefix = f"solve_{args.game}_" if args.exploit is None else f"exploit_{args.game}_{spec_label(args.exploit)}_"
+    with claim_out(args.out, parser, prefix=prefix, link_latest=False) as folder:
+        tree = cfr.build_tree(engine)
+        facts = {**tree_facts(tree), "enumerate_seconds": round(time.perf_counter() - tree_start, 2)}
+        log(f"  {facts['information_sets']} information sets per seat, {facts['decisions']} decisions")
+        meta = run_metadata(command_line("python -m experiments.solve", argv), args.seed, game=args.game,
+                            rule_options=PRESET)
+        if agent is None:
+            solver = cfr.CFRPlus(tree)
+            target = args.target * cfr.score_range(tree)
+            curve = solver.run(args.minutes * 60, target=target, check_every=args.check_every, log=log)
+            policy = solver.average_policy()
+            result = {**exploitability(tree, policy), "iterations": solver.iterations,
+                      "seconds": round(curve[-1][1], 2), "target_of_range": args.target,
+                      "curve": [{"iterations": i, "seconds": round(s, 2), "nash_conv": nc} for i, s, nc in curve]}
+            save_policy(f"{folder.path}/policy.npz", args.game, tree, policy)
+        else:
+            result = {"agent": args.exploit, **exploitability(tree, agent_policy(agent, tree))}
+        result = {**meta, "tree": facts, **result}
+        with open(f"{folder.path}/result.json", "w") as f:
+            json.dump(result, f, indent=1)
+        final = folder.commit()
+    log(f"NashConv {result['nash_conv']:.3g} ({result['nash_conv_of_range']:.2g} of the score range); "
+        f"best-response values {result['best_response_value'][0]:.4g} (seat 0), {result['best_response_value'][1]:.4g} "
+        f"(seat 1); written to {final}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

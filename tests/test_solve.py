@@ -1,0 +1,257 @@
+"""Exact solving of the small presets (train.cfr, experiments.solve, agents.cfr): the tree agrees
+with the engine on every path, CFR+ finds a known value, the exact best response computed two
+independent ways agrees, NashConv falls with iterations, and the solved policy plays as an agent."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+import envs
+from agents.cfr import extend_history, info_key
+from agents.spec import make_from_spec
+from envs.engine import Engine, ScoreEvent, zero_sum_rewards
+from envs.neu import Neu
+from envs.testing import find_leaks, play_checked_game
+from train import cfr
+
+
+class MatrixGame(Engine):
+    """A 2x2 zero-sum matrix game as an engine: seat 0 picks a row, unseen by seat 1, who picks a
+    column. PAYOFF is seat 0's score; its value is (ad - bc) / (a + d - b - c) = 0.2 and seat 0
+    plays row 0 with probability (d - c) / (a + d - b - c) = 0.4."""
+
+    game_name = "matrix"
+    min_players = max_players = default_players = 2
+    PAYOFF = ((2, -1), (-1, 1))
+    num_actions = 2
+    obs_size = 1
+
+    def deals(self):
+        return [(1.0, {})]
+
+    def reset(self, rng, deal=None):
+        self.row, self.current_player, self.game_over = None, 0, False
+
+    def legal_mask(self):
+        return np.ones(2, np.int8)
+
+    def observe(self, seat):
+        return np.array([seat], np.float32)  # nothing about the row
+
+    def step(self, action):
+        if self.row is None:
+            self.row, self.current_player = action, 1
+            return None
+        self.game_over, self.current_player = True, -1
+        x = self.PAYOFF[self.row][action]
+        return ScoreEvent([x, -x], [True, True], {})
+
+
+@pytest.fixture(scope="module")
+def neu():
+    return Neu(2, rules="small")
+
+
+@pytest.fixture(scope="module")
+def neu_tree(neu):
+    return cfr.build_tree(neu)
+
+
+def _paths(tree):
+    """(deal index, actions, node or -1, summed reward) for every node and every game end."""
+    out = {}
+    by_parent = {}
+    for e, p in enumerate(tree.edge_parent):
+        by_parent.setdefault(int(p), []).append(e)
+    roots = np.flatnonzero(tree.node_depth == 0)
+    for d, root in enumerate(roots):
+        stack = [(int(root), (), 0.0)]
+        while stack:
+            n, actions, r = stack.pop()
+            out[(d, actions)] = (n, r)
+            for e in by_parent[n]:
+                a, child, rr = int(tree.edge_action[e]), int(tree.edge_child[e]), r + tree.edge_reward[e]
+                if child < 0:
+                    out[(d, actions + (a,))] = (-1, rr)
+                else:
+                    stack.append((child, actions + (a,), rr))
+    return out
+
+
+def test_tree_agrees_with_the_engine_on_every_path(neu, neu_tree):
+    # Replay every path of the tree on a fresh engine (no copies): the seat to act, its legal
+    # moves, where the game ends and the rewards summed along the way are the engine's.
+    deals = neu.deals()
+    paths = _paths(neu_tree)
+    moves = {}
+    for p, a in zip(neu_tree.edge_parent.tolist(), neu_tree.edge_action.tolist()):
+        moves.setdefault(p, []).append(a)
+    ends = 0
+    for (d, actions), (n, reward) in paths.items():
+        eng = Neu(2, rules="small")
+        eng.reset(np.random.default_rng(0), deal=deals[d][1])
+        total = 0.0
+        for a in actions:
+            assert eng.legal_mask()[a] == 1
+            event = eng.step(a)
+            total += zero_sum_rewards(event)[0] if event is not None else 0.0
+        assert total == pytest.approx(reward)
+        if n < 0:
+            assert eng.game_over
+            ends += 1
+            continue
+        assert not eng.game_over and eng.current_player == neu_tree.node_player[n]
+        legal = neu_tree.info_legal[neu_tree.node_info[n]]
+        assert np.array_equal(eng.legal_mask() > 0, legal)
+        # every legal move of the engine is in the tree, and nothing else
+        assert sorted(moves[n]) == np.flatnonzero(eng.legal_mask()).tolist()
+    assert ends == int(np.sum(neu_tree.edge_child < 0)) and ends > 1000
+
+
+def test_every_node_of_an_information_set_looks_the_same_to_its_seat(neu_tree):
+    counts = np.bincount(neu_tree.node_info, minlength=neu_tree.num_infos)
+    assert counts.max() > 1  # sets really merge decisions that the seat cannot tell apart
+    sizes = [int(np.sum(neu_tree.info_player == s)) for s in (0, 1)]
+    assert max(sizes) <= 10**6 and sum(sizes) == neu_tree.num_infos
+
+
+def test_small_preset_deals_and_options():
+    deals = Neu(2, rules="small").deals()
+    assert sum(p for p, _ in deals) == pytest.approx(1.0) and len(deals) == 690
+    with pytest.raises(ValueError, match="two-player preset"):
+        Neu(4, rules="small")
+    with pytest.raises(ValueError, match="rules"):
+        Neu(2, rules="tiny")
+    with pytest.raises(ValueError, match="small"):
+        Neu(2).deals()
+
+
+def test_small_preset_plays_as_an_env_and_hides_hands():
+    for seed in range(20):
+        play_checked_game("neu", 2, seed, rule_options={"rules": "small"}, leak_every=1)
+    eng = Neu(2, rules="small")
+    eng.reset(np.random.default_rng(3))
+    assert find_leaks(eng, 0, np.random.default_rng(1)) == []
+    assert len(eng.deck) == 7 and len(eng.draw) == 3
+    env = envs.make("neu", num_players=2, rules="small")
+    env.reset(seed=1)
+    assert env.unwrapped.game.options["rules"] == "small"
+
+
+def test_cfr_plus_reaches_the_matrix_game_value():
+    tree = cfr.build_tree(MatrixGame(2))
+    solver = cfr.CFRPlus(tree)
+    for _ in range(2000):  # NashConv falls about as 1/iterations here: 0.015 at 100, 8e-4 at 2000
+        solver.iterate()
+    policy = solver.average_policy()
+    row = policy[tree.info_player == 0][0]
+    col = policy[tree.info_player == 1][0]
+    assert cfr.game_value(tree, policy) == pytest.approx(0.2, abs=1e-3)
+    assert row[0] == pytest.approx(0.4, abs=1e-2) and col[0] == pytest.approx(0.4, abs=1e-2)
+    nc, br = cfr.nash_conv(tree, policy)
+    assert nc < 1e-3 and br[0] == pytest.approx(0.2, abs=1e-3) and br[1] == pytest.approx(-0.2, abs=1e-3)
+    # a pure row is exploited: against row 0 the column player takes column 1 (seat 0 gets -1)
+    pure = cfr.uniform(tree)
+    pure[tree.info_player == 0] = [1.0, 0.0]
+    assert cfr.best_response(tree, pure, 1)[0] == pytest.approx(1.0)
+
+
+def _walk_value(engine, policy_of, history=(b"", b"")) -> float:
+    """Seat 0's expected reward from `engine` by recursion on engine copies (no tree arrays);
+    policy_of(seat, key) gives the move probabilities."""
+    if engine.game_over:
+        return 0.0
+    seat = engine.current_player
+    obs, mask = engine.observe(seat), engine.legal_mask().copy()
+    p = policy_of(seat, info_key(history[seat], obs, mask))
+    total = 0.0
+    for a in np.flatnonzero(mask):
+        if p[a] == 0:
+            continue
+        child = copy.deepcopy(engine)
+        event = child.step(int(a))
+        h = list(history)
+        h[seat] = extend_history(history[seat], obs, int(a))
+        r = zero_sum_rewards(event)[0] if event is not None else 0.0
+        total += p[a] * (r + _walk_value(child, policy_of, tuple(h)))
+    return total
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+@pytest.mark.parametrize("deal", [0, 69, 276])
+def test_best_response_value_agrees_with_a_brute_force_over_pure_strategies(neu, seat, deal):
+    # Route 1: backward induction over information sets on the tree arrays. Route 2: every pure
+    # strategy of the responder, each played out by recursion on engine copies; the best of them.
+    # One deal at a time (a game of the same kind dealt face up to chance), so that the pure
+    # strategies can be listed: 16 to 256 of them for these deals.
+    deal = neu.deals()[deal][1]
+    tree = cfr.build_tree(neu, deals=[(1.0, deal)])
+    rng = np.random.default_rng(seat)
+    policy = np.where(tree.info_legal, rng.random(tree.info_legal.shape), 0.0)
+    policy /= policy.sum(1, keepdims=True)
+    value, _ = cfr.best_response(tree, policy, seat)
+    index = {k: i for i, k in enumerate(tree.info_keys)}
+    mine = [i for i in range(tree.num_infos) if tree.info_player[i] == seat]
+    choices = [np.flatnonzero(tree.info_legal[i]) for i in mine]
+    assert 8 <= np.prod([len(c) for c in choices]) <= 256
+    best = -np.inf
+    for pick in itertools.product(*choices):
+        pure = policy.copy()
+        pure[mine] = 0.0
+        pure[mine, pick] = 1.0
+        eng = Neu(2, rules="small")
+        eng.reset(np.random.default_rng(0), deal=deal)
+        v = _walk_value(eng, lambda s, key, pure=pure: pure[index[key]])
+        best = max(best, v if seat == 0 else -v)
+    assert value == pytest.approx(best, abs=1e-12)
+
+
+def test_nash_conv_falls_with_iterations(neu_tree):
+    solver = cfr.CFRPlus(neu_tree)
+    seen = [cfr.nash_conv(neu_tree, cfr.uniform(neu_tree))[0]]
+    for n in (2, 10, 60):
+        while solver.iterations < n:
+            solver.iterate()
+        seen.append(cfr.nash_conv(neu_tree, solver.average_policy())[0])
+    assert all(b < a for a, b in zip(seen, seen[1:])), seen
+    assert seen[-1] < 1e-3 * cfr.score_range(neu_tree)
+
+
+def test_solve_writes_a_fresh_run_and_a_playable_agent(tmp_path):
+    from experiments import solve
+
+    out = tmp_path / "run"
+    assert solve.main(["--game", "neu", "--minutes", "0.5", "--out", str(out), "--quiet"]) == 0
+    result = json.loads((out / "result.json").read_text())
+    assert result["nash_conv_of_range"] <= 1e-3 and result["score_range"] == 1.0
+    assert result["iterations"] > 0 and len(result["best_response_value"]) == 2
+    with pytest.raises(SystemExit):  # never over an earlier run
+        solve.main(["--game", "neu", "--minutes", "0.5", "--out", str(out), "--quiet"])
+    spec = f"cfr:{out / 'policy.npz'}"
+    ex = tmp_path / "ex"
+    assert solve.main(["--game", "neu", "--exploit", spec, "--out", str(ex), "--quiet"]) == 0
+    again = json.loads((ex / "result.json").read_text())
+    assert again["nash_conv"] == pytest.approx(result["nash_conv"], abs=1e-6)  # float32 policy file
+    # the agent plays the preset in the env, knowing every information set it meets
+    bots = [make_from_spec(spec, "neu", 2, seed=i) for i in range(2)]
+    for seed in range(10):
+        play_checked_game("neu", 2, seed, rule_options={"rules": "small"},
+                          policies=[bots[0].act, bots[1].act])
+        for b in bots:
+            b.reset()
+
+
+def test_exploit_of_random_is_the_uniform_policys(neu_tree, tmp_path):
+    from experiments import solve
+
+    random_policy = solve.agent_policy(make_from_spec("random", "neu", 2, seed=0), neu_tree)
+    assert np.allclose(random_policy, cfr.uniform(neu_tree))
+    heuristic = solve.agent_policy(make_from_spec("heuristic", "neu", 2, seed=0), neu_tree)
+    assert set(np.unique(heuristic)) <= {0.0, 1.0}
+    nc, br = cfr.nash_conv(neu_tree, heuristic)
+    assert nc > 0.01 and br[0] + br[1] == pytest.approx(nc)
