@@ -4,6 +4,7 @@ A *spec* is any of
 
 * ``"random"``, ``"heuristic"``, ``"ppo"`` — the baselines;
 * ``"ppo:PATH"`` — a PPO checkpoint file;
+* ``"cfr:PATH"`` — a solved small preset's average policy (`experiments.solve`'s ``policy.npz``);
 * ``"file.py:Name"`` — ``Name`` defined in a Python file (loaded once per process);
 * ``"package.module:Name"`` — ``Name`` in an importable module;
 * ``"label=SPEC"`` — any of the above under the name ``label`` in results;
@@ -85,7 +86,7 @@ def spec_label(spec: Any) -> str:
         label, rest = split_label(spec)
         if label:
             return label
-        if rest in BUILTIN_KINDS or rest.startswith("ppo:"):
+        if rest in BUILTIN_KINDS or rest.startswith(("ppo:", "cfr:")):
             return rest
         return rest.rpartition(":")[2] or rest
     if isinstance(spec, type):
@@ -135,9 +136,13 @@ def make_from_spec(spec: Any, game: str, num_players: int, seed: int | None = No
                     raise FileNotFoundError(f"agent {spec!r}: no checkpoint file at {path!r}")
                 kwargs = {**kwargs, "checkpoint": path}
             return PPOAgent.for_game(game, num_players, seed=seed, **kwargs)
+        if text.startswith("cfr:"):
+            from agents.cfr import CFRAgent
+
+            return CFRAgent(game, num_players, seed, path=text[len("cfr:"):])
         if ":" not in text:
             raise ValueError(
-                f"unknown agent kind {text!r}; valid kinds: {', '.join(BUILTIN_KINDS)}, ppo:PATH, FILE.py:Name, package.module:Name"
+                f"unknown agent kind {text!r}; valid kinds: {', '.join(BUILTIN_KINDS)}, ppo:PATH, cfr:PATH, FILE.py:Name, package.module:Name"
             )
         target = resolve(text)
         if not callable(target):
