@@ -20,8 +20,14 @@ the file:
 
 `read_checkpoint` checks everything (the header's types and bounds, and every
 tensor's name, shape and values against the header) before anything is
-built, so a hostile or damaged file costs no memory and gives one
-`CheckpointError` naming the file and the field. Numbers that are finite but
+built, and gives one `CheckpointError` naming the file and the field. Before
+any tensor is read, the file's index and its pickle (at most `MAX_PICKLE`
+bytes, read with stand-ins for the tensors) are checked: a compressed member
+(``torch.save`` never compresses), a top-level key outside the format's, and
+tensor data that does not match what the pickle declares or exceeds what the
+header's network can hold (`tensor_budget`: the model and an Adam state, at
+8 bytes a number) are refused unread. So loading costs at most about that
+budget in memory, never what a hostile file would decompress to. Numbers that are finite but
 unusable are refused too: a normaliser's std below `MIN_STD` (dividing by it
 overflows), weights beyond `MAX_WEIGHT` (trained networks stay below 1) and,
 last, a network whose logits or value on probe inputs are not finite.
@@ -29,6 +35,8 @@ last, a network whose logits or value on probe inputs are not finite.
 
 from __future__ import annotations
 
+import io
+import math
 import os
 import pickle
 import pickletools
@@ -36,6 +44,7 @@ import re
 import warnings
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -51,8 +60,96 @@ MAX_WEIGHT = 1e4  # every weight and bias (trained ones: below 1)
 CODE_OPCODES = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "BUILD", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
 
 
+KEYS = frozenset(HEADER) | {"format", "critic", "features", "hint", "args", "meta", "optimizer"}  # a checkpoint's top level
+MAX_PICKLE = 4 << 20  # bytes of a checkpoint's pickle (the shipped ones: under 10 kB)
+_ITEMSIZE = {"Double": 8, "Float": 4, "Half": 2, "BFloat16": 2, "Long": 8, "Int": 4, "Short": 2, "Char": 1, "Byte": 1, "Bool": 1}
+
+
 class CheckpointError(ValueError):
     """A file that is not a usable PPO checkpoint for the game asked for."""
+
+
+class _Storage:
+    """A stand-in for a tensor's storage while the pickle is scanned: its zip member and declared bytes."""
+
+    def __init__(self, key: str, nbytes: int) -> None:
+        self.key, self.nbytes = key, nbytes
+
+
+class _TensorStub:
+    def __init__(self, storage, offset, size, *rest) -> None:
+        self.storage = storage
+
+
+class _Dict(dict):
+    """collections.OrderedDict while the pickle is scanned (a state dict carries ``_metadata``)."""
+
+
+class _Unscannable(Exception):
+    """The pickle uses something the scan does not stand in for: torch.load decides, as before."""
+
+
+class _Scan(pickle.Unpickler):
+    def __init__(self, file) -> None:
+        super().__init__(file)
+        self.storages: dict[str, int] = {}  # zip member (under data/) -> bytes the pickle declares
+
+    def find_class(self, module, name):
+        if (module, name) == ("collections", "OrderedDict"):
+            return _Dict
+        if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
+            return _TensorStub
+        if module == "torch" and name.endswith("Storage") and name[:-7] in _ITEMSIZE:
+            return name[:-7]
+        raise _Unscannable(f"{module}.{name}")
+
+    def persistent_load(self, pid):
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage" and pid[1] in _ITEMSIZE):
+            raise _Unscannable(repr(pid)[:80])
+        st = _Storage(str(pid[2]), _ITEMSIZE[pid[1]] * int(pid[4]))
+        self.storages[st.key] = st.nbytes
+        return st
+
+
+def tensor_budget(shapes: dict) -> int:
+    """The most tensor bytes a checkpoint of this network may hold: the weights and an Adam state (three
+    copies) at 8 bytes a number, and 1 MB for the rest (the optimizer's step counts)."""
+    numel = sum(math.prod(shape) for shape in shapes.values())
+    return 3 * 8 * numel + (1 << 20)
+
+
+def _scan(path: Path) -> tuple[dict, dict, dict] | None:
+    """The checkpoint's dict with stand-ins for its tensors, its storages and the zip's member sizes, read
+    without reading any tensor; None when the file is not torch's zip or its pickle is beyond the scan.
+    Refuses compressed members and a pickle over `MAX_PICKLE` bytes, unread."""
+    try:
+        if not zipfile.is_zipfile(path):
+            return None
+        z = zipfile.ZipFile(path)
+        infos = z.infolist()
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return None
+    with z:
+        packed = [i.filename for i in infos if i.compress_type != zipfile.ZIP_STORED]
+        if packed:
+            raise CheckpointError(f"{path}: refused unread: member {packed[0]!r} is compressed (torch.save stores every member as is)")
+        pkl = [i for i in infos if i.filename.endswith("data.pkl")]
+        if not pkl:
+            return None
+        if pkl[0].file_size > MAX_PICKLE:
+            raise CheckpointError(f"{path}: refused unread: its pickle is {pkl[0].file_size} bytes, more than {MAX_PICKLE}")
+        prefix = pkl[0].filename[: -len("data.pkl")]
+        try:
+            with z.open(pkl[0]) as f:
+                scanner = _Scan(io.BytesIO(f.read(MAX_PICKLE + 1)))
+                ckpt = scanner.load()
+            storages = scanner.storages
+        except _Unscannable:
+            return None
+        except Exception:  # noqa: BLE001 - a damaged pickle: torch.load says so
+            return None
+    sizes = {i.filename[len(prefix) + len("data/"):]: i.file_size for i in infos if i.filename.startswith(prefix + "data/")}
+    return (ckpt, storages, sizes) if isinstance(ckpt, dict) else None
 
 
 def _short(text: str, limit: int = 200) -> str:
@@ -102,14 +199,11 @@ def _whole(ckpt: dict, key: str, path: Path, low: int, high: int) -> int:
     return value
 
 
-def read_checkpoint(path) -> dict:
-    """Load a checkpoint file and check it completely; errors name the file and the field."""
+def _header(ckpt: Any, path: Path) -> tuple:
+    """The header, checked for type and range before it is used for anything (tensors are not read):
+    the engine, the policy's input size, the action count, the critic's input size and the width."""
     import envs
 
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"PPO checkpoint {path} {'is a directory, not a file' if path.is_dir() else 'does not exist'}")
-    ckpt = _load(path)
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
         raise CheckpointError(f"{path}: not a cardzoo PPO checkpoint (format {found!r}, expected {CHECKPOINT_FORMAT!r})")
@@ -117,7 +211,6 @@ def read_checkpoint(path) -> dict:
     if missing:
         raise CheckpointError(f"{path}: checkpoint lacks {', '.join(missing)}")
 
-    # The header, checked for type and range before it is used for anything.
     game = ckpt["game"]
     if not isinstance(game, str) or game not in envs.available_games():
         raise CheckpointError(f"{path}: field 'game' must be one of {', '.join(envs.available_games())}, got {game!r}")
@@ -146,6 +239,31 @@ def read_checkpoint(path) -> dict:
     if _whole(ckpt, "critic_size", path, 1, 10**6) != expected_critic:
         raise CheckpointError(f"{path}: field 'critic_size' is {ckpt['critic_size']}, but a {critic} critic for {game} reads {expected_critic}")
     hidden = _whole(ckpt, "hidden", path, 1, MAX_HIDDEN)
+    return engine, size_in, engine.num_actions, expected_critic, hidden
+
+
+def read_checkpoint(path) -> dict:
+    """Load a checkpoint file and check it completely; errors name the file and the field."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"PPO checkpoint {path} {'is a directory, not a file' if path.is_dir() else 'does not exist'}")
+    scanned = _scan(path)
+    if scanned is not None:  # the header and the tensor sizes, before any tensor is read
+        stub, storages, sizes = scanned
+        _, *sized = _header(stub, path)
+        unknown = sorted(str(k) for k in stub if k not in KEYS)
+        if unknown:
+            raise CheckpointError(f"{path}: refused unread: unknown top-level key(s) {', '.join(map(repr, unknown[:5]))}")
+        shapes = network_shapes(*sized)
+        for key, nbytes in storages.items():
+            if sizes.get(key) != nbytes:
+                raise CheckpointError(f"{path}: refused unread: tensor data {key!r} is {sizes.get(key)} bytes, its pickle declares {nbytes}")
+        total, budget = sum(storages.values()), tensor_budget(shapes)
+        if total > budget:
+            raise CheckpointError(f"{path}: refused unread: {total} bytes of tensors, more than the {budget} "
+                                  f"the header's network (hidden {stub['hidden']}) can hold")
+    ckpt = _load(path)
+    engine, size_in, _, expected_critic, hidden = _header(ckpt, path)
 
     # The weights: exactly the tensors of that network, finite, with usable normalisers.
     model = ckpt["model"]

@@ -831,3 +831,40 @@ def test_training_threads_spin_briefly_unless_told_otherwise():
     assert run(env) == "10000"
     assert run({**env, "GOMP_SPINCOUNT": "5"}) == "5"
     assert run({**env, "OMP_WAIT_POLICY": "ACTIVE"}) == "None"  # the user's own policy is left alone
+
+
+def _rezip(src, dst, compress):
+    import zipfile
+
+    with zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, "w", compress) as b:
+        for info in a.infolist():
+            b.writestr(info.filename, a.read(info.filename))
+    return dst
+
+
+def test_a_checkpoint_bomb_is_refused_unread(ckpt, tmp_path, monkeypatch):
+    """An extra top-level key, data beyond what the header's network holds, compressed members: refused
+    before any tensor is read (torch.load is never called)."""
+    import zipfile
+
+    extra = edited(ckpt, tmp_path, "extra_key.pt", lambda d: d.update(payload=torch.zeros(10)))
+    sliced = edited(ckpt, tmp_path, "sliced.pt", lambda d: d["model"].update(
+        {"obs_mean": torch.zeros(2_000_000)[: d["model"]["obs_mean"].numel()]}))
+    bomb = _rezip(edited(ckpt, tmp_path, "raw.pt", lambda d: d.update(payload=torch.zeros(5_000_000))),
+                  tmp_path / "bomb.pt", zipfile.ZIP_DEFLATED)
+    assert bomb.stat().st_size < 1_000_000
+    loads = []
+    monkeypatch.setattr("agents.checkpoint.torch.load", lambda *a, **k: loads.append(a))
+    with pytest.raises(CheckpointError, match=r"extra_key.pt: refused unread: unknown top-level key\(s\) 'payload'"):
+        PPOAgent.load(extra)
+    with pytest.raises(CheckpointError, match=r"sliced.pt: refused unread: \d+ bytes of tensors, more than the \d+ the header's network \(hidden 16\) can hold"):
+        PPOAgent.load(sliced)
+    with pytest.raises(CheckpointError, match=r"bomb.pt: refused unread: member '.*' is compressed"):
+        PPOAgent.load(bomb)
+    assert loads == []
+
+
+def test_a_stored_rezip_of_a_good_checkpoint_still_loads(ckpt, tmp_path):
+    import zipfile
+
+    PPOAgent.load(_rezip(ckpt, tmp_path / "stored.pt", zipfile.ZIP_STORED))
