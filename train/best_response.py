@@ -391,16 +391,18 @@ def new_network(args: Args) -> tuple[ActorCritic, float]:
 
 
 def train(args: Args, run: RunFolder, target: Target, evaluate: Callable | None = None, curve_points: int = 10,
-          say: Callable | None = None) -> dict:
+          say: Callable | None = None, start: ActorCritic | None = None) -> dict:
     """Train the best response; returns {"net", "global_step", "seconds", "deal_seeds", "updates"}.
 
     ``evaluate(net, global_step)`` runs before the first update and each time training passes another
-    ``1 / curve_points`` of the budget (and at the end); its time is not training time."""
+    ``1 / curve_points`` of the budget (and at the end); its time is not training time. `start`: the
+    network to start from (a warm start, `experiments.exploit --warm-start`; default: an untrained one)."""
     torch.manual_seed(args.seed)
     # One thread: the batches are a few thousand rows, and on a busy machine a second OpenMP thread
     # waiting for a core made every small matrix product ~25x slower.
     torch.set_num_threads(1)
     net, reward_scale = new_network(args)
+    net = net if start is None else start
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     collector = BestResponseRollout(args, target, reward_scale)
     log = RunLog(run, fresh=True, total=args.steps or None)
