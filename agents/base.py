@@ -34,6 +34,15 @@ row, with two more optional hooks:
 ``reset_rows(rows)``
     the batch rows ``rows`` start new games (``reset()`` for each).
 
+One more optional hook is for agents that search:
+
+``inform(info_state)``
+    called by every runner (the tournament's one-game path, `envs.single_agent`, the web
+    page's bots) right before each ``act``, with ``engine.information_state(seat)``: a
+    plain dict of everything the seat knows (`envs.belief`; in your own loop,
+    ``env.unwrapped.information_state(agent)``). An agent with it has no ``act_batch``
+    (a batched tournament then plays its tables on the AEC path).
+
 Such an agent's ``act_batch`` also takes ``rows=`` (int ``[N]``): which batch
 rows the ``N`` given rows are, when a runner gives it only the rows where it
 is to move (default: all rows, in order). `act_by_agent` does that for a

@@ -5,6 +5,8 @@ A *spec* is any of
 * ``"random"``, ``"heuristic"``, ``"ppo"`` — the baselines;
 * ``"ppo:PATH"`` — a PPO checkpoint file;
 * ``"cfr:PATH"`` — a solved small preset's average policy (`experiments.solve`'s ``policy.npz``);
+* ``"pimc"``, ``"pimc:worlds=64,horizon=game"`` — the search agent (`agents.search`);
+  ``"pimc_cheat"`` its upper bound that sees every hand (never a default anywhere);
 * ``"file.py:Name"`` — ``Name`` defined in a Python file (loaded once per process);
 * ``"package.module:Name"`` — ``Name`` in an importable module;
 * ``"label=SPEC"`` — any of the above under the name ``label`` in results;
@@ -30,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 BUILTIN_KINDS = ("random", "heuristic", "ppo")
+# Search agents (agents.search), with options after a colon: "pimc:worlds=64,horizon=game".
+SEARCH_KINDS = ("pimc", "pimc_cheat")
 
 
 def split_label(spec: str) -> tuple[str | None, str]:
@@ -86,7 +90,7 @@ def spec_label(spec: Any) -> str:
         label, rest = split_label(spec)
         if label:
             return label
-        if rest in BUILTIN_KINDS or rest.startswith(("ppo:", "cfr:")):
+        if rest in BUILTIN_KINDS or rest.partition(":")[0] in SEARCH_KINDS or rest.startswith(("ppo:", "cfr:")):
             return rest
         return rest.rpartition(":")[2] or rest
     if isinstance(spec, type):
@@ -140,6 +144,10 @@ def make_from_spec(spec: Any, game: str, num_players: int, seed: int | None = No
             from agents.cfr import CFRAgent
 
             return CFRAgent(game, num_players, seed, path=text[len("cfr:"):])
+        if text.partition(":")[0] in SEARCH_KINDS:
+            from agents.search import make_search_agent
+
+            return make_search_agent(text, game, num_players, seed)
         if ":" not in text:
             raise ValueError(
                 f"unknown agent kind {text!r}; valid kinds: {', '.join(BUILTIN_KINDS)}, ppo:PATH, cfr:PATH, FILE.py:Name, package.module:Name"

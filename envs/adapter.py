@@ -242,6 +242,13 @@ class CardGameEnv(AECEnv):
             mask = self._no_moves.copy()
         return {"observation": game.observe(seat), "action_mask": mask}
 
+    def information_state(self, agent: str) -> dict:
+        """Everything `agent`'s seat knows, as a plain dict (`envs.belief`): what a search agent's
+        ``inform(info_state)`` hook is given right before each ``act``."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before information_state()")
+        return self.game.information_state(self._seat[self._known(agent)])
+
     def action_mask(self, agent: str) -> np.ndarray:
         """The agent's action mask as in its observation (all zeros unless it is to act)."""
         if not self._has_reset:

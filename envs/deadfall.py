@@ -498,7 +498,7 @@ class Deadfall(Engine):
             pool += [r for r in RANKS for _ in range(self.hands[s][r - 1])]
             if self.door_picks[s]:
                 pool.append(self.door_picks[s])
-        pool = shuffled(pool, rng)
+        pool = shuffled(sorted(pool), rng)  # sorted: the redeal depends only on what `seat` knows
         for s in others:
             size = self.hand_sizes[s]
             self.hands[s] = [0] * NUM_RANKS

@@ -535,7 +535,7 @@ class NotForMe(Engine):
         if hide_offer:
             pool += [self.offer_kind] * self.offer_size
         for _ in range(100):
-            cards = shuffled(pool, rng)
+            cards = shuffled(sorted(pool), rng)  # sorted: the redeal depends only on what `seat` knows
             offer_kind = self.offer_kind
             if hide_offer:
                 # The giver handed over *all* cards of that number, so the giver keeps none.

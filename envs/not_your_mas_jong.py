@@ -571,6 +571,11 @@ class NotYourMasJong(Engine):
         places["draw_pile"] = list(self.draw)
         return places
 
+    def hide_decisions(self, seat: int) -> None:
+        # The others' steal decisions on this discard are hidden until resolved: forgotten here
+        # (-1, as if not yet asked), so a sampled world treats them as passes (docs/search.md).
+        self.claims = [c if s == seat else -1 for s, c in enumerate(self.claims)]
+
     def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
         n = self.num_players
         others = [s for s in range(n) if s != seat]

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from envs.belief import inform
 from experiments import replay as replay_format
 from experiments.web_frames import frame, hand_cards, round_result, shown_move, shows_frame
 from experiments.web_http import ApiError, one_line
@@ -90,6 +91,7 @@ class LiveGame:
                     return frames
                 action = int(legal[0])
             else:
+                inform(self.bots[seat], e, seat)  # a search agent's information state (envs.belief)
                 action = int(self.bots[seat].act({"observation": e.observe(seat), "action_mask": e.legal_mask()}))
             shown = self.apply(seat, action)
             if shown is not None:

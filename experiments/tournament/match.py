@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from envs.belief import inform
 from envs.move_guard import AgentExit, MoveTimeout, check_action, guarded_act
 from envs.move_guard import failure as _failure
 
@@ -81,6 +82,7 @@ def play_game(env, agents: Sequence[Any], seed: int, labels: Sequence[str] | Non
             s = seat[name]
             problem = None
             try:
+                inform(agents[s], base.game, s)  # a search agent's information state (envs.belief)
                 action = act(agents[s], obs, move_timeout)
             except KeyboardInterrupt:
                 raise

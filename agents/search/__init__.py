@@ -1,0 +1,19 @@
+"""Search agents: determinized Monte-Carlo over worlds drawn from the seat's information state.
+
+A search agent never holds the real game. Every runner hands it the seat's information
+state (`envs.belief`) through the optional ``inform(info_state)`` hook (agents/base.py)
+right before each ``act``; it draws worlds from that with `envs.belief.sample_world` and
+plays them out (`agents.search.rollout`). docs/search.md describes the agents and their
+options; `pimc_cheat` (an upper bound that sees every hand) is never a default anywhere.
+"""
+
+from agents.search.pimc import PIMCAgent, PIMCCheat, parse_search_options
+
+__all__ = ["PIMCAgent", "PIMCCheat", "make_search_agent", "parse_search_options"]
+
+
+def make_search_agent(text: str, game: str, num_players: int, seed: int | None = None):
+    """A search agent from its spec, ``"pimc"`` or ``"pimc_cheat"`` with ``:option=value,...``."""
+    kind, _, rest = text.partition(":")
+    cls = {"pimc": PIMCAgent, "pimc_cheat": PIMCCheat}[kind]
+    return cls(game, num_players, seed, **parse_search_options(rest, kind))

@@ -1,0 +1,126 @@
+"""`pimc`: determinized Monte-Carlo search (perfect-information Monte-Carlo).
+
+At a decision with more than one legal move, `PIMCAgent` draws ``worlds`` full game states
+from its seat's information state (`envs.belief.sample_world`), plays every legal move in
+every world to the horizon with the rollout policy in every seat (`agents.search.rollout`,
+common random numbers: the same worlds and rollout seeds for every move) and takes the
+move with the best total; ties go to the rollout policy's own move. A forced move costs
+nothing. It is deterministic for a seed, and its move depends only on its seat's
+information state (tested by redealing the hidden cards).
+
+Options (spec ``pimc:worlds=16,rollout=heuristic,horizon=round``):
+
+* ``worlds``: sampled worlds per decision (default 16);
+* ``rollout``: the policy every seat plays in the play-outs, ``heuristic`` (default) or
+  ``random`` (in Python, any agent class);
+* ``horizon``: ``round`` (to the next score event, default) or ``game``.
+
+`PIMCCheat` (spec ``pimc_cheat``) is an upper bound, not a fair player: runners hand it
+the real game through ``cheat_inform(engine)`` (a copy), and its worlds are that true state
+with fresh chance streams. It never enters a leaderboard or compare by default.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, RandomAgent
+from agents.search.rollout import HORIZONS, score_options
+from envs.belief import sample_world
+
+DEFAULTS = {"worlds": 16, "rollout": "heuristic", "horizon": "round"}
+
+
+def parse_search_options(text: str, kind: str = "pimc") -> dict:
+    """``"worlds=64,horizon=game"`` -> options (with defaults); ValueError names a bad one."""
+    options = dict(DEFAULTS)
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep or key not in DEFAULTS:
+            raise ValueError(f"{kind}: bad option {part!r}; valid options: {', '.join(f'{k}=' for k in DEFAULTS)}")
+        if key == "worlds":
+            if not value.isdigit() or int(value) < 1:
+                raise ValueError(f"{kind}: worlds must be a positive integer, got {value!r}")
+            options[key] = int(value)
+        elif key == "horizon" and value not in HORIZONS:
+            raise ValueError(f"{kind}: horizon must be one of {', '.join(HORIZONS)}, got {value!r}")
+        else:
+            options[key] = value
+    return options
+
+
+def rollout_policy(rollout: Any, game: str, num_players: int, seed: int) -> Any:
+    """The play-out policy for one seat: ``"heuristic"``, ``"random"``, or an agent class."""
+    if rollout == "heuristic":
+        from agents.heuristic import heuristic_class
+
+        return heuristic_class(game)(game, num_players, seed)
+    if rollout == "random":
+        return RandomAgent(game, num_players, seed)
+    if isinstance(rollout, type):
+        return rollout(game, num_players, seed)
+    raise ValueError(f"pimc: rollout must be heuristic, random or an agent class, got {rollout!r}")
+
+
+class PIMCAgent(Agent):
+    """Determinized Monte-Carlo search over worlds drawn from the information state."""
+
+    name = "pimc"
+
+    def __init__(self, game: str, num_players: int, seed: int | None = None, worlds: int = 16,
+                 rollout: str = "heuristic", horizon: str = "round") -> None:
+        if horizon not in HORIZONS:
+            raise ValueError(f"pimc: horizon must be one of {', '.join(HORIZONS)}, got {horizon!r}")
+        self.worlds, self.horizon, self.rollout = int(worlds), horizon, rollout
+        self.policies = [rollout_policy(rollout, game, num_players, s) for s in range(num_players)]
+        self._info: dict | None = None
+        self.steps = 0  # play-out steps taken in all (for speed figures)
+        super().__init__(game, num_players, seed)
+
+    def reset(self) -> None:
+        self._info = None
+
+    def inform(self, info_state: dict) -> None:
+        """Called by every runner right before `act`, with ``engine.information_state(seat)``."""
+        self._info = info_state
+
+    def draw_worlds(self, info: dict) -> list:
+        return [sample_world(info, self.rng) for _ in range(self.worlds)]
+
+    def act(self, observation: dict) -> int:
+        legal = self.legal_actions(observation)
+        if legal.size == 1:
+            return int(legal[0])
+        info = self._info
+        if info is None or not np.array_equal(np.asarray(info["observation"], np.float32), observation["observation"]):
+            raise ValueError(f"{self.name}: act() needs inform(info_state) with this seat's information state first "
+                             "(every cardzoo runner calls it; env.unwrapped.information_state(agent) gives it)")
+        own = int(self.policies[info["seat"]].act(observation))
+        worlds = self.draw_worlds(info)
+        seeds = self.rng.integers(2**62, size=len(worlds))
+        values, steps = score_options(worlds, info["seat"], legal.tolist(), self.policies, self.horizon, seeds)
+        self.steps += steps
+        best = max(range(legal.size), key=lambda i: (values[i], legal[i] == own))
+        return int(legal[best])
+
+
+class PIMCCheat(PIMCAgent):
+    """An upper bound: the same search on the true state (every hand seen), fresh chance streams.
+    Runners hand it a copy of the real engine through ``cheat_inform``; never a fair player."""
+
+    name = "pimc_cheat"
+
+    def reset(self) -> None:
+        super().reset()
+        self._engine = None
+
+    def cheat_inform(self, engine: Any) -> None:
+        self._engine = copy.deepcopy(engine)
+
+    def draw_worlds(self, info: dict) -> list:
+        if getattr(self, "_engine", None) is None:
+            raise ValueError("pimc_cheat: act() needs cheat_inform(engine) first (the tournament's play-one-game path calls it)")
+        return [copy.deepcopy(self._engine) for _ in range(self.worlds)]

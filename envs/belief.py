@@ -1,0 +1,70 @@
+"""Belief sampling: one seat's information state, and full game states drawn from it.
+
+``engine.information_state(seat)`` (every engine, `envs.engine.Engine`) is a plain,
+picklable dict of everything that seat knows:
+
+* ``game``, ``seat``, ``num_players``, ``options``: which game, whose view;
+* ``hand``: the seat's own cards (card ids);
+* ``observation``: ``observe(seat)`` as a list; ``legal``: its legal actions when it is
+  to act (empty otherwise);
+* ``representative``: a full engine state (the engine's attributes) in which every card
+  the seat cannot see was redealt from a fixed stream, and the other seats' hidden decisions
+  under way were forgotten. It is *not* the true deal: it depends only on what the seat
+  knows (tested: the whole dict is unchanged by ``shuffle_hidden(seat, rng)``), and the
+  public history the engine keeps (piles, played and claimed cards, counts, scores, whose
+  turn, the round) is in it as it is in the real game.
+
+``sample_world(info, rng)`` turns that dict into an engine whose hidden cards are drawn
+afresh from ``rng`` (the engine's own ``shuffle_hidden``: uniform over the unseen cards,
+dealt to the hidden places with their sizes kept), with a fresh chance stream drawn from
+``rng`` for later reshuffles and new rounds. It reads nothing but the dict. docs/search.md
+says, per game, which known constraints the sampler keeps and where it is only an
+approximation of the exact posterior.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from envs import engine_class
+
+
+def sample_world(info: dict, rng: np.random.Generator):
+    """A full engine state that agrees with `info` (`information_state(seat)`), its hidden
+    cards and its chance stream drawn from `rng`. The seat's ``observe``, legal mask and
+    information state are those of the real game in every sample (tests/test_belief.py)."""
+    if not isinstance(info, dict) or "representative" not in info or "game" not in info:
+        raise ValueError("sample_world expects the dict engine.information_state(seat) returns")
+    cls = engine_class(info["game"])
+    world = cls.__new__(cls)
+    state = copy.deepcopy(info["representative"])
+    if hasattr(cls, "__setstate__"):
+        world.__setstate__(state)
+    else:
+        world.__dict__.update(state)
+    world.shuffle_hidden(info["seat"], rng)
+    world.rng = np.random.default_rng(int(rng.integers(2**63)))
+    for cache in ("_mask", "_legal"):
+        if cache in vars(world):
+            setattr(world, cache, None)
+    return world
+
+
+def inform(agent, engine, seat: int) -> None:
+    """What every runner does right before asking `agent` to act for `seat`: an agent with an
+    ``inform(info_state)`` method gets ``engine.information_state(seat)``; one with a
+    ``cheat_inform(engine)`` method (an upper bound such as ``pimc_cheat``, never a fair
+    player) gets a copy of the real engine. Others are left alone, at no cost."""
+    hook = getattr(agent, "inform", None)
+    if callable(hook):
+        hook(engine.information_state(seat))
+    cheat = getattr(agent, "cheat_inform", None)
+    if callable(cheat):
+        cheat(copy.deepcopy(engine))
+
+
+def sample_worlds(info: dict, count: int, rng: np.random.Generator) -> list:
+    """`count` independent samples of `sample_world`."""
+    return [sample_world(info, rng) for _ in range(count)]
