@@ -40,6 +40,15 @@ def _built(game: str, num_players: int, spec: Any) -> Any:
         raise ValueError(str(e).splitlines()[0]) from None
 
 
+def make_gym_env(gym_game: str, game: str | None = None, **kwargs: Any) -> SingleAgentEnv:
+    """The entry point of the gymnasium ids (``gym_game`` is the id's game): `make_single_agent`, with a
+    ``game=`` that names another game refused (``gym.make("cardzoo/Neu-v0", game="deadfall")``)."""
+    if game is not None and game != gym_game:
+        raise ValueError(f"game={game!r} does not match the gymnasium id, which is {gym_game!r}'s: use {envs.gym_id(game)!r}"
+                         if game in envs.GAMES else f"game={game!r} does not match the gymnasium id, which is {gym_game!r}'s")
+    return make_single_agent(gym_game, **kwargs)
+
+
 def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, opponents: Any = "heuristic",
                       render_mode: str | None = None, move_timeout: float | None = None,
                       minimal_infos: bool = False, **rule_options: Any) -> SingleAgentEnv:

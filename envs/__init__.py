@@ -122,7 +122,8 @@ def _register_gym() -> None:
         if env_id not in gymnasium.registry:
             # A string entry point: gymnasium imports agents.opponents only when an env is
             # made, so that envs itself never imports agents (opponents are named by spec).
-            gymnasium.register(env_id, entry_point="agents.opponents:make_single_agent", kwargs={"game": name})
+            # The game is the id's (gym_game), so a game= given to gym.make cannot silently replace it.
+            gymnasium.register(env_id, entry_point="agents.opponents:make_gym_env", kwargs={"gym_game": name})
 
 
 def _register() -> None:

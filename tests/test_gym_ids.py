@@ -87,3 +87,9 @@ def test_minimal_infos_leave_only_the_mask():
     (obs_a, info_a), (obs_b, info_b) = full.reset(seed=1), small.reset(seed=1)
     assert set(info_b) == {"action_mask"} and len(info_a) > 5
     assert np.array_equal(obs_a, obs_b) and np.array_equal(info_a["action_mask"], info_b["action_mask"])
+
+
+def test_a_game_that_is_not_the_ids_is_refused():
+    with pytest.raises(ValueError, match=r"game='deadfall' does not match the gymnasium id, which is 'neu''s: use 'cardzoo/Deadfall-v0'"):
+        gym.make("cardzoo/Neu-v0", game="deadfall", opponents="random")
+    assert gym.make("cardzoo/Neu-v0", game="neu", opponents="random").unwrapped.game_name == "neu"
