@@ -17,22 +17,25 @@ from envs.vector import rng as R
 from envs.vector import loops
 
 NUM_KINDS = ref.NUM_KINDS
-DECK = np.array(ref.DECK, dtype=np.int16)
-DECK_SIZE = len(ref.DECK)
+DECK_SIZE = len(ref.DECK)  # the largest deck (the standard game's); a preset's deck is in the state
 VALUES = np.array(ref.NUMBER_VALUES, dtype=np.int64)
 ACTION_KIND = np.array(ref.ACTION_KIND, dtype=np.int64)
 CARD_101, PASS, TURN, SHOT, DOUBLE = ref.CARD_101, ref.PASS, ref.TURN, ref.SHOT, ref.DOUBLE
 A_SHOT = ref.A_SHOT
-CHIPS, HAND_SIZE, TOTAL_FLOOR = ref.CHIPS, ref.HAND_SIZE, ref.TOTAL_FLOOR
+TOTAL_FLOOR = ref.TOTAL_FLOOR
 
 State = namedtuple(
     "State",
-    "rng hands sizes chips out elim draw ndraw played nplayed pcounts total direction owed rnd dealer cur",
+    "rng hands sizes chips out elim draw ndraw played nplayed pcounts total direction owed rnd dealer cur deck rules",
 )
 
 
 def make_state(num_envs: int, num_players: int, options: dict) -> State:
     n, i16 = num_players, np.int16
+    # The rule option `rules` (the standard game or the small preset): its deck, starting chips,
+    # hand size and whether an empty pile is reshuffled, from the reference's PRESETS.
+    copies, chips, hand_size, reshuffles = ref.PRESETS[options.get("rules", "standard")]
+    deck = np.array([k for k in range(NUM_KINDS) for _ in range(copies[k])], dtype=i16)
     return State(
         rng=np.zeros((num_envs, R.RNG_WIDTH), np.uint64),
         hands=np.zeros((num_envs, n, NUM_KINDS), i16),
@@ -51,6 +54,8 @@ def make_state(num_envs: int, num_players: int, options: dict) -> State:
         rnd=np.zeros(num_envs, i16),
         dealer=np.zeros(num_envs, i16),
         cur=np.zeros(num_envs, i16),
+        deck=deck,
+        rules=np.array([chips, hand_size, reshuffles], dtype=i16),
     )
 
 
@@ -80,15 +85,16 @@ def _new_round(st, t):
     st.hands[t, :, :] = 0
     st.sizes[t, :] = 0
     draw = st.draw[t]
-    for i in range(DECK_SIZE):  # element by element: a slice copy would allocate
-        draw[i] = DECK[i]
-    R.shuffle(st.rng, t, draw, DECK_SIZE)
-    top = DECK_SIZE
+    size = st.deck.shape[0]
+    for i in range(size):  # element by element: a slice copy would allocate
+        draw[i] = st.deck[i]
+    R.shuffle(st.rng, t, draw, size)
+    top = size
     for k in range(n):
         s = (st.dealer[t] + 1 + k) % n
         if st.out[t, s]:
             continue
-        for _ in range(HAND_SIZE):
+        for _ in range(st.rules[1]):
             top -= 1
             st.hands[t, s, draw[top]] += 1
             st.sizes[t, s] += 1
@@ -100,7 +106,7 @@ def _new_round(st, t):
 def reset_rows(st, rows):
     n = st.out.shape[1]
     for t in rows:
-        st.chips[t, :] = CHIPS
+        st.chips[t, :] = st.rules[0]
         st.out[t, :] = False
         st.elim[t, :] = n
         st.rnd[t] = 0
@@ -142,9 +148,9 @@ def _legal(st, t, row):
 def _draw(st, t, seat):
     if st.ndraw[t] == 0:
         # RULES.md §3 [D]: the played cards except the last are shuffled into a new pile;
-        # with nothing to shuffle, no card is drawn.
+        # with nothing to shuffle, no card is drawn; the small preset never reshuffles.
         m = st.nplayed[t]
-        if m <= 1:
+        if m <= 1 or st.rules[2] == 0:
             return
         last = st.played[t, m - 1]
         for i in range(m - 1):
