@@ -15,6 +15,13 @@ PettingZoo documents for masks outside the observation. Observation wrappers
 that need a ``Box`` (SuperSuit's ``flatten_v0``, ``frame_stack_v1``,
 ``normalize_obs_v0``, ``dtype_v0``) work on top of it; the mask keeps its
 place in infos through them.
+
+`box_obs(parallel_env)` (class `ParallelBoxObservation`) does the same for the
+parallel form, ``<game>_v0.parallel_env()``: ``reset()`` and ``step()`` return
+float32 vectors, each agent's mask is in its ``infos[agent]["action_mask"]``
+(never empty, as in the parallel env). SuperSuit's parallel wrappers
+(``black_death_v3``, ``frame_stack_v1``, ...) and libraries that read the mask
+from infos (AgileRL) take it.
 """
 
 from __future__ import annotations
@@ -23,10 +30,11 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import AECEnv
+from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from envs.adapter import CardGameEnv
+from envs.parallel import ParallelCardGameEnv
 
 
 class BoxObservation(BaseWrapper):
@@ -71,6 +79,60 @@ class BoxObservation(BaseWrapper):
         return self.observe(agent) if observe else None, reward, termination, truncation, self.infos[agent]
 
 
-def box_obs(env: AECEnv) -> BoxObservation:
-    """Wrap a cardzoo env so that observations are float32 Box vectors and masks live in infos."""
+class ParallelBoxObservation(ParallelEnv):
+    """`BoxObservation` for the parallel form: vectors out, each agent's mask in its infos."""
+
+    def __init__(self, env: ParallelCardGameEnv):
+        if isinstance(env, ParallelBoxObservation):
+            raise ValueError("this env already has Box observations")
+        self.env = env
+        self.possible_agents = list(env.possible_agents)
+        self.metadata = env.metadata
+        self.render_mode = env.render_mode
+        self.state_space = env.state_space
+
+    @property
+    def agents(self) -> list[str]:
+        return self.env.agents
+
+    @property
+    def unwrapped(self) -> CardGameEnv:
+        return self.env.unwrapped
+
+    def observation_space(self, agent: str) -> spaces.Box:
+        return self.env.observation_space(agent)["observation"]
+
+    def action_space(self, agent: str):
+        return self.env.action_space(agent)
+
+    @staticmethod
+    def _split(observations: dict, infos: dict) -> tuple[dict, dict]:
+        return ({a: o["observation"] for a, o in observations.items()},
+                {a: {**infos.get(a, {}), "action_mask": o["action_mask"]} for a, o in observations.items()})
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        return self._split(*self.env.reset(seed=seed, options=options))
+
+    def step(self, actions: dict[str, Any]):
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        observations, infos = self._split(observations, infos)
+        return observations, rewards, terminations, truncations, infos
+
+    def render(self):
+        return self.env.render()
+
+    def state(self) -> np.ndarray:
+        return self.env.state()
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def box_obs(env: AECEnv | ParallelEnv) -> BoxObservation | ParallelBoxObservation:
+    """Wrap a cardzoo env (``env()`` or ``parallel_env()``) so that observations are float32 Box
+    vectors and masks live in infos."""
+    if isinstance(env, (ParallelCardGameEnv, ParallelBoxObservation)):
+        return ParallelBoxObservation(env)
+    if isinstance(env, ParallelEnv):
+        raise ValueError(f"box_obs wraps a cardzoo env() or parallel_env(), got {type(env).__name__}")
     return BoxObservation(env)

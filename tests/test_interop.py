@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from gymnasium.spaces import Box
 
 import envs
 from tests.conftest import GAMES
@@ -279,3 +280,62 @@ def test_sb3_maskable_ppo_tutorial_pattern_trains(game):
     assert model.num_timesteps >= budget
     if game == "neu":
         assert wrapped.games_finished >= 1
+
+
+# -- the parallel form with Box observations (envs.box_obs on parallel_env()) -----------------
+
+
+def _parallel_game(par, seed, until_over):
+    """One game with a seeded masked random policy that reads the masks from infos (or from the
+    Dict observation when there is none); the per-step rewards and masks."""
+    rng = random.Random(seed)
+    obs, infos = par.reset(seed=seed)
+    record = []
+    for _ in range(2000):
+        masks = {a: (infos[a]["action_mask"] if "action_mask" in infos[a] else obs[a]["action_mask"]) for a in obs}
+        assert all(m.any() for m in masks.values())
+        actions = {a: int(rng.choice(np.flatnonzero(m))) for a, m in sorted(masks.items())}
+        obs, rewards, _, _, infos = par.step(actions)
+        record.append((sorted(rewards.items()), {a: m.tolist() for a, m in masks.items()}))
+        if until_over(par, infos):
+            return record
+    raise AssertionError("the game did not end")
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_box_obs_on_the_parallel_env_under_supersuit_black_death_and_frame_stack(game):
+    ss = pytest.importorskip("supersuit")
+    mod = envs.module(game)
+    par = ss.frame_stack_v1(ss.black_death_v3(envs.box_obs(mod.parallel_env(num_players=4))), 3)
+    obs, infos = par.reset(seed=5)
+    space = par.observation_space("player_0")
+    assert isinstance(space, Box) and space.shape[0] == 3 * mod.parallel_env().observation_space("player_0")["observation"].shape[0]
+    assert all(space.contains(o) for o in obs.values())
+    # SuperSuit 3.11's black_death_v3 reports an agent done only when it is terminated *and*
+    # truncated, so the loop ends on the game's own signal: acting_seat -1.
+    wrapped = _parallel_game(par, 5, lambda p, infos: infos["player_0"]["acting_seat"] == -1)
+    plain = _parallel_game(mod.parallel_env(num_players=4), 5, lambda p, infos: not p.agents)
+    assert wrapped == plain  # the same game, move by move: the masks in infos are the Dict's masks
+
+
+def test_box_obs_on_the_parallel_env_passes_parallel_api_test():
+    from pettingzoo.test import parallel_api_test
+
+    par = envs.box_obs(envs.module("deadfall").parallel_env(num_players=4))
+    parallel_api_test(par, num_cycles=300)
+    obs, infos = par.reset(seed=1)
+    assert isinstance(par.observation_space("player_0"), Box)
+    assert all(o.dtype == np.float32 and o.ndim == 1 for o in obs.values())
+    assert all(infos[a]["action_mask"].dtype == np.int8 for a in par.agents)
+    with pytest.raises(ValueError, match="already has Box observations"):
+        envs.box_obs(par)
+
+
+def test_pufferlib_takes_the_parallel_form_and_fails_on_the_aec_form_as_documented():
+    pytest.importorskip("pufferlib.emulation")
+    from pufferlib.emulation import PettingZooPufferEnv
+
+    with pytest.raises(TypeError, match="cannot unpack non-iterable NoneType"):  # the words docs/interop.md quotes
+        PettingZooPufferEnv(env=envs.make("neu")).reset(seed=0)
+    obs, infos = PettingZooPufferEnv(env=envs.module("neu").parallel_env()).reset(seed=0)
+    assert len(obs) == 4
