@@ -255,3 +255,26 @@ def test_exploit_of_random_is_the_uniform_policys(neu_tree, tmp_path):
     assert set(np.unique(heuristic)) <= {0.0, 1.0}
     nc, br = cfr.nash_conv(neu_tree, heuristic)
     assert nc > 0.01 and br[0] + br[1] == pytest.approx(nc)
+
+
+def test_small_preset_works_everywhere_a_game_works(tmp_path):
+    # parallel env, the gymnasium id, tournaments on both engines, and the web page's options
+    import gymnasium
+
+    from experiments.tournament import run_tournament
+    from experiments.web import setup
+
+    par = envs.neu_v0.parallel_env(num_players=2, rules="small")
+    obs, _ = par.reset(seed=0)
+    while par.agents:
+        acts = {a: int(np.flatnonzero(obs[a]["action_mask"])[0]) for a in par.agents if obs[a]["action_mask"].any()}
+        obs, *_ = par.step(acts)
+    single = gymnasium.make(envs.gym_id("neu"), num_players=2, opponents="random", rules="small")
+    obs, _ = single.reset(seed=0)
+    assert np.asarray(obs)[:18].sum() == 2  # a 2-card hand
+    for engine in ("aec", "vector"):
+        summary = run_tournament("neu", ["heuristic", "random"], num_players=2, deals=20, progress=False,
+                                 rule_options={"rules": "small"}, engine=engine)
+        assert len(summary["records"]) == 40
+    neu_entry = next(g for g in setup()["games"] if g["game"] == "neu")
+    assert [o["name"] for o in neu_entry["rule_options"]] == ["rules"]
