@@ -212,6 +212,9 @@ class OpenGames:
         options = body.get("rule_options") or {}
         if not isinstance(options, dict):
             raise ApiError(400, f"rule_options must be an object, got {str(options)[:40]}")
+        unknown = sorted(str(k)[:40] for k in options if k not in engine_cls.OPTIONS)
+        if unknown:  # before the engine sees them: num_players or self would clash with its own arguments
+            raise ApiError(400, f"{game}: unknown rule option(s) {', '.join(unknown)}; valid options: {', '.join(sorted(engine_cls.OPTIONS)) or 'none'}")
         try:
             live = LiveGame(game, players, human, bots, seed, options, self.bots, auto_pass)
         except ValueError as e:  # the engine's rule-option checks

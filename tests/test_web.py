@@ -427,6 +427,8 @@ def test_bad_game_requests_get_400_with_one_line():
             ("POST", "/api/games", {"game": "neu", "bots": "genius"}, "bots must be one of random, heuristic, ppo"),
             ("POST", "/api/games", {"game": "neu", "colour": "red"}, "unknown field(s) colour"),
             ("POST", "/api/games", {"game": "deadfall", "rule_options": {"rounds": 0}}, "bad rule option rounds=0"),
+            ("POST", "/api/games", {"game": "neu", "rule_options": {"num_players": 3}}, "unknown rule option(s) num_players"),
+            ("POST", "/api/games", {"game": "neu", "rule_options": {"self": 1}}, "unknown rule option(s) self"),
             ("POST", "/api/games", [1, 2], "must be a JSON object"),
         ]
         for method, path, body, message in cases:
