@@ -539,3 +539,22 @@ def test_a_constructor_that_calls_os_exit_is_named(tmp_path):
     err = out.stderr.decode()
     assert out.returncode not in (0, 9) and "agent 'ExitsWhenBuilt' could not be built: called os._exit(9)" in err, (out.returncode, err)
     assert len(err.strip().splitlines()) == 1, err
+
+
+class ObjectInts(LastLegal):
+    def act_batch(self, obs, mask, seat):
+        return np.array([int(a) for a in super().act_batch(obs, mask, seat)], dtype=object)
+
+
+class ObjectStrings(LastLegal):
+    def act_batch(self, obs, mask, seat):
+        return np.array([str(a) for a in super().act_batch(obs, mask, seat)], dtype=object)
+
+
+def test_act_batch_may_return_an_object_array_of_ints_and_other_dtypes_are_named():
+    kw = dict(deals=2, seed=3, progress=False, engine="vector")
+    ints = T.run_tournament("neu", [AgentSpec("last", ObjectInts), "random"], 2, **kw)
+    plain = T.run_tournament("neu", [AgentSpec("last", LastLegal), "random"], 2, **kw)
+    assert ints["records"] == plain["records"]
+    with pytest.raises(T.AgentError, match=r"agent 'last' .* returned act_batch actions of dtype object holding a str$"):
+        T.run_tournament("neu", [AgentSpec("last", ObjectStrings), "random"], 2, **kw)
