@@ -115,3 +115,25 @@ def test_specs_and_their_errors():
     for bad, words in [("worlds=0", "positive"), ("horizon=week", "horizon"), ("depth=3", "valid options")]:
         with pytest.raises(ValueError, match=words):
             parse_search_options(bad)
+
+
+def test_the_ladder_command_writes_a_new_record_each_run(tmp_path, capsys):
+    from experiments import search_ladder
+
+    args = ["--game", "neu", "--agent", "pimc:worlds=1", "--deals", "2", "--seed", "5", "--out", str(tmp_path)]
+    first = search_ladder.main(args)
+    search_ladder.main(args)
+    assert len(list(tmp_path.glob("*.json"))) == 2  # the second run did not replace the first
+    assert first["deals"] == 2 and first["decisions"] > 0 and "pimc:worlds=1 - heuristic" in capsys.readouterr().out
+
+
+def test_random_rollouts_keep_common_random_numbers():
+    """With a policy that draws per row (the random agent), the same option twice scores the same."""
+    e = next(_decisions("deadfall", 2, 1))
+    seat = e.current_player
+    info = e.information_state(seat)
+    worlds = [sample_world(info, np.random.default_rng(k)) for k in range(3)]
+    a = int(np.flatnonzero(e.legal_mask())[0])
+    policies = PIMCAgent("deadfall", 4, seed=0, rollout="random").policies
+    values, _ = score_options(worlds, seat, [a, a], policies, "game", [1, 2, 3])
+    assert values[0] == values[1]

@@ -8,9 +8,9 @@ move with the best total; ties go to the rollout policy's own move. A forced mov
 nothing. It is deterministic for a seed, and its move depends only on its seat's
 information state (tested by redealing the hidden cards).
 
-Options (spec ``pimc:worlds=16,rollout=heuristic,horizon=round``):
+Options (spec ``pimc:worlds=8,rollout=heuristic,horizon=round``):
 
-* ``worlds``: sampled worlds per decision (default 16);
+* ``worlds``: sampled worlds per decision (default 8);
 * ``rollout``: the policy every seat plays in the play-outs, ``heuristic`` (default) or
   ``random`` (in Python, any agent class);
 * ``horizon``: ``round`` (to the next score event, default) or ``game``.
@@ -31,7 +31,7 @@ from agents.base import Agent, RandomAgent
 from agents.search.rollout import HORIZONS, score_options
 from envs.belief import sample_world
 
-DEFAULTS = {"worlds": 16, "rollout": "heuristic", "horizon": "round"}
+DEFAULTS = {"worlds": 8, "rollout": "heuristic", "horizon": "round"}
 
 
 def parse_search_options(text: str, kind: str = "pimc") -> dict:
@@ -70,7 +70,7 @@ class PIMCAgent(Agent):
 
     name = "pimc"
 
-    def __init__(self, game: str, num_players: int, seed: int | None = None, worlds: int = 16,
+    def __init__(self, game: str, num_players: int, seed: int | None = None, worlds: int = 8,
                  rollout: str = "heuristic", horizon: str = "round") -> None:
         if horizon not in HORIZONS:
             raise ValueError(f"pimc: horizon must be one of {', '.join(HORIZONS)}, got {horizon!r}")

@@ -1,0 +1,109 @@
+"""One search seat against heuristics, on duplicate deals: the paired difference and the time per move.
+
+    python -m experiments.search_ladder --game neu --agent pimc:worlds=16 --deals 200 --seed 910000
+
+Deal ``d`` (seed ``seed + d``) is played twice: once with the agent in seat ``d % n`` and
+heuristics elsewhere, once with heuristics in every seat. The same seed gives the same deal
+and the same chance stream, so the per-deal difference of that seat's summed reward (agent
+minus heuristic) is a paired difference; the command prints its mean with a 95% CI
+(`experiments.tournament.stats.mean_ci`), and the agent's time per decision with a choice
+(a forced move is not timed: it costs nothing). With ``--out DIR`` the record is written to
+a new file there, named by the time and the arguments; an existing file is never replaced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+
+import envs
+from agents import make_agent
+from experiments.tournament.match import play_game
+from experiments.tournament.stats import mean_ci
+
+
+class Timed:
+    """Wraps an agent and times its decisions that have a choice."""
+
+    def __init__(self, agent) -> None:
+        self.agent, self.seconds, self.decisions = agent, 0.0, 0
+
+    def inform(self, info) -> None:
+        if callable(getattr(self.agent, "inform", None)):
+            self.agent.inform(info)
+
+    def cheat_inform(self, engine) -> None:
+        if callable(getattr(self.agent, "cheat_inform", None)):
+            self.agent.cheat_inform(engine)
+
+    def reset(self) -> None:
+        if callable(getattr(self.agent, "reset", None)):
+            self.agent.reset()
+
+    def act(self, observation: dict) -> int:
+        if np.count_nonzero(observation["action_mask"]) < 2:
+            return self.agent.act(observation)
+        start = time.perf_counter()
+        action = self.agent.act(observation)
+        self.seconds += time.perf_counter() - start
+        self.decisions += 1
+        return action
+
+
+def ladder(game: str, spec: str, deals: int, seed: int, num_players: int = 4, baseline: str = "heuristic") -> dict:
+    env = envs.make(game, num_players=num_players)
+    diffs = []
+    timed = Timed(make_agent(spec, game, num_players, seed=seed))
+    for d in range(deals):
+        seat = d % num_players
+        base = [make_agent(baseline, game, num_players, seed=seed + d * num_players + s) for s in range(num_players)]
+        ref = play_game(env, base, seed=seed + d)
+        table = list(base)
+        table[seat] = timed
+        timed.reset()
+        got = play_game(env, table, seed=seed + d)
+        diffs.append(got["rewards"][seat] - ref["rewards"][seat])
+    return {
+        "game": game, "num_players": num_players, "agent": spec, "baseline": baseline, "deals": deals, "seed": seed,
+        "difference": mean_ci(diffs),
+        "ms_per_decision": 1000 * timed.seconds / max(timed.decisions, 1), "decisions": timed.decisions,
+        "rollout_steps": getattr(timed.agent, "steps", None), "search_seconds": timed.seconds,
+    }
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--game", required=True, choices=envs.available_games())
+    p.add_argument("--agent", default="pimc")
+    p.add_argument("--baseline", default="heuristic")
+    p.add_argument("--players", type=int, default=4)
+    p.add_argument("--deals", type=int, default=100)
+    p.add_argument("--seed", type=int, default=910_000, help="first deal's seed (use deals not used for tuning)")
+    p.add_argument("--out", default=None, help="folder for the JSON record (a new file per run)")
+    a = p.parse_args(argv)
+    if a.deals < 2:
+        p.error("--deals must be at least 2 (a CI needs two deals)")
+    record = ladder(a.game, a.agent, a.deals, a.seed, a.players, a.baseline)
+    d = record["difference"]
+    steps = record["rollout_steps"]
+    rate = f", {steps / record['search_seconds']:,.0f} play-out steps/s" if steps and record["search_seconds"] else ""
+    print(f"{a.game} {a.players}p {a.agent} - {a.baseline}: {d['mean']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] "
+          f"over {a.deals} deals; {record['ms_per_decision']:.1f} ms per decision ({record['decisions']} decisions){rate}")
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{a.game}-{a.players}p-{a.agent.replace(':', '_').replace(',', '_')}-{a.seed}"
+        path = os.path.join(a.out, name + ".json")
+        k = 1
+        while os.path.exists(path):
+            path, k = os.path.join(a.out, f"{name}-{k}.json"), k + 1
+        with open(path, "x") as f:
+            json.dump(record, f, indent=1)
+    return record
+
+
+if __name__ == "__main__":
+    main()
