@@ -124,3 +124,12 @@ def test_the_commands_report_the_adjusted_difference_in_markdown_json_and_the_da
     assert compare.main(["--games", "deadfall", "--agents", "heuristic,random", "--deals", "2", "--estimator", "adjusted", "--quiet",
                          "--no-plots", "--out", str(tmp_path / "c")]) == 0
     assert "adjusted diff A − B" in (tmp_path / "c" / "results.md").read_text()
+
+
+def test_the_variance_script_prints_its_table_and_draws_the_ci_plot(tmp_path, capsys):
+    from experiments.research import luck_variance
+
+    luck_variance.main(["--games", "deadfall:4", "--deals", "3", "--agents", "heuristic,random", "--plot", str(tmp_path / "ci.png")])
+    out = capsys.readouterr().out
+    assert "| deadfall | 4 | heuristic vs random | 12 |" in out
+    assert (tmp_path / "ci.png").stat().st_size > 0

@@ -48,7 +48,9 @@ which makes a game's result independent of the process that plays it:
 ``--workers K`` gives identical results for every K.
 
 ``--plain`` plays the same number of games with an independent deal per game
-(the usual design), for measuring what duplicate deals buy.
+(the usual design), for measuring what duplicate deals buy; ``--estimator adjusted`` also
+reports each pair's difference from luck-adjusted scores (`luck`: the luck of every chance
+event, taken out after the game from its moves).
 
 ## Engines
 ``--engine auto`` (the default) plays a table on the batched engine
