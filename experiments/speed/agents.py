@@ -4,7 +4,9 @@ For every shipped checkpoint of the chosen games: microseconds per decision of
 `PPOAgent.act` on one observation, and of `act_batch` on a batch of 4,096
 views (``--num-envs``), each beside a reference in the same process and round: torch's own
 forward pass of the same actor (`ActorCritic.masked_logits` and an argmax),
-one row at a time against `act`, the whole batch at once against `act_batch`.
+one row at a time against `act`, the whole batch at once against `act_batch`,
+on the policy input computed beforehand (so for checkpoints that read features,
+the difference includes the features' cost).
 The views are the decisions of random games. CPU time of this process, on one
 thread (torch too), and the ratio is the median of the rounds' own ratios, so
 a change of load hits both alike. Torch's batched forward is BLAS, which rounds
@@ -98,7 +100,8 @@ def print_agent_speed(games: list[str], repeats: int, batch: int = BATCH) -> Non
     from agents.ppo import CHECKPOINT_DIR
 
     paths = [p for p in sorted(CHECKPOINT_DIR.glob("*.pt")) if any(p.stem.startswith(g + "_") and p.stem[len(g) + 1].isdigit() for g in games)]
-    print(f"\nPPO decisions, µs per decision (CPU time, one thread), median of {repeats} interleaved rounds; torch: the same actor's forward pass")
+    print(f"\nPPO decisions, µs per decision (CPU time, one thread), median of {repeats} interleaved rounds; torch: the same actor's "
+          "forward pass on the policy input (the features computed beforehand, untimed)")
     print(f"| checkpoint | reads | act | torch, one row | act vs torch | act_batch ({batch:,} rows) | torch, {batch:,} rows | act_batch vs torch |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for path in paths:
