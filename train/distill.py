@@ -9,10 +9,12 @@ The teacher is any agent spec (`agents.make_agent`: "heuristic", "ppo:PATH",
 ``act_batch`` call a step when it has the batched protocol (seeded per row
 and seat from each game's seed when it keeps state per row), else one agent
 object per row and seat and one ``act()`` per move. Every decision is
-recorded: the policy's input (the observation, followed by the game's
-features when asked), the mask, the teacher's move, and each seat's rewards
-on its latest decision, the stream ending with the game (the columns
-`train.ppo_warmstart.fit` reads).
+with a choice is recorded (a forced move teaches nothing): the policy's input
+(the observation, followed by the game's features when asked), the mask, the
+teacher's move, and each seat's rewards on its latest recorded decision, the
+stream ending with the game (the columns `train.ppo_warmstart.fit` reads; a
+reward that reaches a seat before its first choice in a game is dropped, as in
+`train.ppo_features`).
 
 Values. A teacher that values its options offers them after each decision:
 ``option_values_batch(obs, mask, seat)`` -> float ``[N, num_actions]`` after
@@ -110,18 +112,20 @@ class TeacherGames:
             actions = mask.view(bool).argmax(1)  # rows that stopped recording: first legal move
             rows = np.flatnonzero(live)
             actions[rows] = self.target.moves(rows, obs, mask, seat)
-            k = buf.reserve(rows.size)
-            c = buf.cols
-            c["obs"][k] = batch_input(self.game, n, self.features, obs[rows], mask[rows])
-            c["masks"][k], c["actions"][k] = mask[rows].astype(bool), actions[rows]
-            if self.with_values:
-                c["values"][k] = option_values(self.target, rows, obs, mask, seat)
-            prev = open_[rows, seat[rows]]
-            c["next_index"][prev[prev >= 0]] = k[prev >= 0]
-            open_[rows, seat[rows]] = k
+            live_rows, rows = rows, rows[(mask[rows] != 0).sum(1) > 1]  # recorded: the decisions with a choice
+            if rows.size:
+                k = buf.reserve(rows.size)
+                c = buf.cols
+                c["obs"][k] = batch_input(self.game, n, self.features, obs[rows], mask[rows])
+                c["masks"][k], c["actions"][k] = mask[rows].astype(bool), actions[rows]
+                if self.with_values:
+                    c["values"][k] = option_values(self.target, rows, obs, mask, seat)
+                prev = open_[rows, seat[rows]]
+                c["next_index"][prev[prev >= 0]] = k[prev >= 0]
+                open_[rows, seat[rows]] = k
             obs, mask, seat, rewards, done = venv.step(actions)
-            steps += rows.size
-            row_steps[rows] += 1
+            steps += live_rows.size
+            row_steps[live_rows] += 1
             hit = (open_ >= 0) & (rewards != 0) & live[:, None]
             buf.cols["rewards"][open_[hit]] += rewards[hit] * self.reward_scale
             ended = np.flatnonzero(done & live)
