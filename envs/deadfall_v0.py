@@ -1,6 +1,6 @@
 """Deadfall — a bluffing and counting game with a Pairs deck.
 
-Rules: docs/RULES.md §2. Engine: `envs/deadfall.py`.
+Rules: [docs/RULES.md §2](../RULES.md#2-deadfall-deadfall). Engine: `envs/deadfall.py`.
 
     from envs import deadfall_v0
     env = deadfall_v0.env(num_players=4)     # 2..7 players, default 4

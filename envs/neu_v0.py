@@ -1,6 +1,6 @@
 """Neu (ノイ) — keep the running total at or under 101.
 
-Rules: docs/RULES.md §3. Engine: `envs/neu.py`.
+Rules: [docs/RULES.md §3](../RULES.md#3-neu-neu). Engine: `envs/neu.py`.
 
     from envs import neu_v0
     env = neu_v0.env(num_players=4)     # 2..7 players, default 4

@@ -1,6 +1,6 @@
 """Not For Me (ノットフォーミー) — a climbing / shedding game where "pass" means giving cards away.
 
-Rules: docs/RULES.md §1. Engine: `envs/not_for_me.py`.
+Rules: [docs/RULES.md §1](../RULES.md#1-not-for-me-not_for_me). Engine: `envs/not_for_me.py`.
 
     from envs import not_for_me_v0
     env = not_for_me_v0.env(num_players=4)     # 2..5 players, default 4

@@ -1,6 +1,6 @@
 """Not Your Ma's Jong — draw, discard and steal to build three sets and a pair.
 
-Rules: docs/RULES.md §4.
+Rules: [docs/RULES.md §4](../RULES.md#4-not-your-mas-jong-not_your_mas_jong).
 Engine: `envs/not_your_mas_jong.py`.
 
     from envs import not_your_mas_jong_v0

@@ -237,6 +237,7 @@ def test_the_site_builds_strictly(tmp_path):
     pytest.importorskip("mkdocs")
     pytest.importorskip("mkdocstrings")
     pytest.importorskip("material")
+    pytest.importorskip("mkdocs_jupyter")
     import os
     import subprocess
     import sys
@@ -248,3 +249,17 @@ def test_the_site_builds_strictly(tmp_path):
     site = tmp_path / "site"
     assert "running total" in (site / "api" / "neu.html").read_text(encoding="utf-8")  # the shim's docstring
     assert len(list((site / "tutorials").glob("*.ipynb"))) == 6
+    # The tutorials are pages (not JSON downloads), linked as pages from their index.
+    index = (site / "tutorials" / "index.html").read_text(encoding="utf-8")
+    for notebook in (ROOT / "docs" / "tutorials").glob("*.ipynb"):
+        page = (site / "tutorials" / f"{notebook.stem}.html").read_text(encoding="utf-8")
+        assert "envs" in page and f'href="{notebook.stem}.html"' in index
+    # Self-contained: no page fetches web fonts; the fonts are the system's, with CJK fallbacks.
+    pages = list(site.rglob("*.html"))
+    assert not [p.name for p in pages if "fonts.googleapis" in p.read_text(encoding="utf-8")]
+    css = (site / "assets" / "cardzoo.css").read_text(encoding="utf-8")
+    assert "--md-text-font" in css and "Noto Sans CJK JP" in css and "Hiragino Sans" in css
+    # Each env page links its rules section.
+    for number, game in enumerate(("not_for_me", "deadfall", "neu", "not_your_mas_jong"), 1):
+        page = (site / "api" / f"{game}.html").read_text(encoding="utf-8")
+        assert re.search(rf'<a href="\.\./RULES\.html#{number}-[^"]*">docs/RULES\.md §{number}</a>', page), game
