@@ -137,3 +137,11 @@ def test_random_rollouts_keep_common_random_numbers():
     policies = PIMCAgent("deadfall", 4, seed=0, rollout="random").policies
     values, _ = score_options(worlds, seat, [a, a], policies, "game", [1, 2, 3])
     assert values[0] == values[1]
+
+
+def test_search_speed_prints_a_row_per_game(capsys):
+    from experiments.speed.search import print_search_speed
+
+    print_search_speed(["neu"], repeats=1, count=2)
+    row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| neu |")]
+    assert len(row) == 1 and row[0].endswith("x |")  # Neu has the readable search's ratio

@@ -6,6 +6,7 @@
     python -m experiments.speed --vector            # the batched engines (envs.vector_env) instead
     python -m experiments.speed --tournament        # tournaments: games/s on the AEC path and on the batched engine
     python -m experiments.speed --agents            # PPO: act and act_batch µs per decision, beside torch
+    python -m experiments.speed --search            # the belief sampler and pimc (experiments/speed/search.py)
 
 Every env is driven by the same loop: ``agent_iter`` / ``last`` / a uniform
 legal action / ``step``, resetting when a game ends, on one core. It prints
@@ -171,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="time heuristic-vs-random tournaments on the AEC path and on the batched engine instead")
     parser.add_argument("--deals", type=cli.count, default=500, help="deals per tournament (with --tournament)")
     parser.add_argument("--workers", type=cli.count, default=2, help="worker processes per tournament (with --tournament)")
+    parser.add_argument("--search", action="store_true", help="time the belief sampler and pimc instead")
     parser.add_argument("--agents", action="store_true",
                         help="time PPOAgent.act and act_batch per decision for the games' shipped checkpoints instead")
     args = parser.parse_args(argv)
@@ -184,6 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     warnings.simplefilter("ignore")
     if args.single_agent:
         print_single_agent_overhead(games, args.seconds, args.repeats)
+        return 0
+    if args.search:
+        from experiments.speed.search import print_search_speed
+
+        print_search_speed(games, args.repeats)
         return 0
     if args.tournament:
         from experiments.speed.tournament import print_tournament_speed
