@@ -7,15 +7,25 @@
 
 A check prints what it tried and "passed", or the first thing that went wrong with a hint,
 and exits with status 1.
+
+The verdict is the checker's: your file is imported and called in a child process (its output
+goes to stderr), and only the answers it returns come back to be checked here. A file that
+exits (``sys.exit``, ``os._exit``) before the check ends fails, and so does one that takes
+longer than ``--time-limit`` seconds in all (default `TIME_LIMIT_S`). The child may not import
+this checker (its reference answers) or open the shipped solutions.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import multiprocessing
+import os
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -24,8 +34,165 @@ NAMES = {1: "ex1_masked_sampling", 2: "ex2_gae", 3: "ex3_neu_agent"}
 TITLES = {1: "masked sampling", 2: "GAE along one seat's own decisions", 3: "a Neu agent that beats random"}
 
 
+TIME_LIMIT_S = 300.0  # for all the calls into your file during one check
+
+
 class Failed(Exception):
     """A check failed; the message says what happened and gives a hint."""
+
+
+# --- your file, in a child process -----------------------------------------------------------------
+
+class _Refused(ModuleType):
+    """What ``experiments.exercises`` is in the child: nothing to borrow."""
+
+    def __getattr__(self, name):
+        raise ImportError("the exercise checker (and its reference answers) cannot be imported by a solution")
+
+
+def _guard(path: Path) -> None:
+    """In the child: the checker and the shipped solutions are out of reach of the file under check."""
+    mine = path.resolve()
+    forbidden = (FOLDER / "solutions").resolve()
+    checker = Path(__file__).resolve()
+
+    def hook(event, args):
+        if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+            try:
+                target = Path(os.fsdecode(args[0])).resolve()
+            except (OSError, ValueError):
+                return
+            if target != mine and (target == checker or forbidden in target.parents):
+                raise PermissionError(f"{target.name} is the checker's or a shipped solution; a solution cannot read it")
+
+    sys.addaudithook(hook)
+    for name in ("experiments.exercises", "__main__") if __name__ == "__main__" else ("experiments.exercises",):
+        sys.modules[name] = _Refused(name)
+
+
+def _serve(conn, path: Path) -> None:
+    """The child: import the file, then answer calls (a function, a new object, a method) until told to stop."""
+    os.dup2(2, 1)  # its prints go to stderr: stdout is the checker's verdict
+    sys.stdout = sys.stderr
+    try:
+        _guard(path)
+        module = load(path)
+        conn.send(("ok", None))
+    except BaseException as e:  # SystemExit and KeyboardInterrupt too: the check says what happened
+        conn.send(("import", type(e).__name__, _first(e)))
+        return
+    objects: list = []
+    while True:
+        try:
+            kind, name, oid, args = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            if kind == "ping":
+                value = None
+            elif kind == "call":
+                value = getattr(module, name)(*args)
+            elif kind == "new":
+                objects.append(getattr(module, name)())
+                value = len(objects) - 1
+            else:
+                method = getattr(objects[oid], name, None)
+                value = method(*args) if callable(method) else None
+            conn.send(("ok", value))
+        except NotImplementedError as e:
+            conn.send(("todo", "NotImplementedError", _first(e)))
+        except BaseException as e:
+            conn.send(("value" if isinstance(e, ValueError) else "raise", type(e).__name__, _first(e)))
+
+
+def _first(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [""])[0][:300]
+
+
+class Student:
+    """The file under check, in a child process; attributes are its functions and classes, called over a pipe."""
+
+    def __init__(self, path: Path, time_limit: float) -> None:
+        self.path, self.time_limit = path, time_limit
+        self.deadline = time.monotonic() + time_limit
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        ctx = multiprocessing.get_context(method)
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_serve, args=(child, path), daemon=True)
+        self.process.start()
+        child.close()
+        status, *rest = self._answer("importing it")
+        if status == "import":
+            kind, text = rest
+            if "checker" in text or "shipped solution" in text:
+                raise Failed(f"{path} tries to use the checker's reference or a shipped solution: {text}.\n"
+                             "Hint: write the answer yourself; the check compares it with its own.")
+            raise Failed(f"importing {path} raised {kind}: {text}.\nHint: the file must import cleanly (no exit, "
+                         "no input, no errors at import); run `python {path}` to see it.".replace("{path}", str(path)))
+
+    def _answer(self, what: str):
+        left = self.deadline - time.monotonic()
+        try:
+            ready = left > 0 and self.conn.poll(left)
+            if not ready:
+                self.close()
+                raise Failed(f"{what} took more than {self.time_limit:g} s in all.\nHint: look for a loop that never "
+                             "ends, or an input() waiting; the whole check normally takes seconds.")
+            return self.conn.recv()
+        except (EOFError, OSError):
+            self.process.join(5)
+            code = self.process.exitcode
+            self.close()
+            raise Failed(f"your file ended its process (exit code {code}) while {what}, before the check was done.\n"
+                         "Hint: a solution returns its answers; it never calls sys.exit or os._exit.") from None
+
+    def request(self, what: str, kind: str, name: str, oid: int, args: tuple) -> Any:
+        try:
+            self.conn.send((kind, name, oid, args))
+        except (OSError, ValueError):
+            pass  # the child is gone: _answer says how
+        status, *rest = self._answer(what)
+        if status == "ok":
+            return rest[0]
+        kind_name, text = rest
+        if status == "todo":
+            raise NotImplementedError(text)
+        if status == "value":
+            raise ValueError(text)
+        raise Failed(f"{what} raised {kind_name}: {text}.\nHint: run the same call on your own to see the error; "
+                     "the check passes arrays and a numpy Generator as the exercise says.")
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name in ("path", "time_limit", "deadline", "conn", "process"):
+            raise AttributeError(name)
+        if name[:1].isupper():
+            return _RemoteClass(self, name)
+        return lambda *args: self.request(f"{name}()", "call", name, -1, args)
+
+    def close(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+
+class _RemoteClass:
+    def __init__(self, student: Student, name: str) -> None:
+        self.student, self.__name__ = student, name
+
+    def __call__(self):
+        return _RemoteObject(self.student, self.__name__, self.student.request(f"{self.__name__}()", "new", self.__name__, -1, ()))
+
+
+class _RemoteObject:
+    def __init__(self, student: Student, cls: str, oid: int) -> None:
+        self.student, self.cls, self.oid = student, cls, oid
+
+    def act(self, observation):
+        return self.student.request(f"{self.cls}.act()", "method", "act", self.oid, (observation,))
+
+    def reset(self):
+        return self.student.request(f"{self.cls}.reset()", "method", "reset", self.oid, ())
 
 
 def load(path: Path) -> ModuleType:
@@ -160,14 +327,25 @@ def exercise_file(number: int, solution: bool) -> Path:
     return FOLDER / ("solutions" if solution else "stubs") / f"{NAMES[number]}.py"
 
 
-def check(number: int, path: Path) -> bool:
-    """Runs one check; prints the outcome and returns whether it passed."""
+def check(number: int, path: Path, time_limit: float = TIME_LIMIT_S) -> bool:
+    """Runs one check, the file in a child process (see the module docstring); prints the outcome and
+    returns whether it passed."""
     print(f"exercise {number} ({TITLES[number]}): checking {path}")
+    student = None
     try:
-        CHECKS[number](load(path))
+        student = Student(Path(path), time_limit)
+        CHECKS[number](student)
+        student.request("the end of the check", "ping", "", -1, ())  # still there: it did not exit
     except Failed as e:
         print(f"FAILED: {e}")
         return False
+    except Exception as e:  # a check's own call on an answer of the wrong kind (a TypeError, say)
+        print(f"FAILED: checking your answer raised {type(e).__name__}: {_first(e)}.\nHint: return what the "
+              "exercise asks (numpy arrays of the shapes it gives, an int action).")
+        return False
+    finally:
+        if student is not None:
+            student.close()
     print("passed")
     return True
 
@@ -181,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     which = c.add_mutually_exclusive_group()
     which.add_argument("--file", type=Path, help="your file (default: the stub in docs/exercises/stubs/)")
     which.add_argument("--solution", action="store_true", help="check the reference solution instead")
+    c.add_argument("--time-limit", type=float, default=TIME_LIMIT_S, help="seconds for all the calls into your file")
     args = p.parse_args(argv)
     if args.command == "list":
         for n in sorted(CHECKS):
@@ -189,7 +368,9 @@ def main(argv: list[str] | None = None) -> int:
     path = args.file or exercise_file(args.number, args.solution)
     if not path.is_file():
         p.error(f"--file: no file {path}")
-    return 0 if check(args.number, path) else 1
+    if not (0 < args.time_limit < float("inf")):
+        p.error(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
+    return 0 if check(args.number, path, args.time_limit) else 1
 
 
 if __name__ == "__main__":

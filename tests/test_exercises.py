@@ -79,3 +79,41 @@ def test_the_command_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         exercises.main(["check", "1", "--file", str(tmp_path / "missing.py")])
     assert e.value.code == 2
+
+
+CHEATS = {
+    # Exits at import with status 0.
+    "exit_at_import": ("import sys\nsys.exit(0)\n", "importing", "raised SystemExit"),
+    # Prints the verdict itself, then ends its process before the check can say otherwise.
+    "prints_passed": ("import os\nprint('passed')\nos._exit(0)\n", "ended its process (exit code 0) while importing", "Hint:"),
+    "exits_in_a_call": ("import os\ndef gae(*a):\n    os._exit(0)\n", "ended its process (exit code 0)", "Hint:"),
+    # Borrows the checker's own reference answer.
+    "imports_the_reference": ("from experiments.exercises import reference_advantages as gae\n", "checker's reference", "Hint:"),
+    # Loads the shipped solution file.
+    "loads_the_solution": ("import importlib.util, pathlib, experiments\n"
+                           "p = pathlib.Path(experiments.__file__).parent.parent / 'docs/exercises/solutions/ex2_gae.py'\n"
+                           "s = importlib.util.spec_from_file_location('x', p); m = importlib.util.module_from_spec(s)\n"
+                           "s.loader.exec_module(m); gae = m.gae\n", "shipped solution", "Hint:"),
+    "interrupts": ("def gae(*a):\n    raise KeyboardInterrupt\n", "raised KeyboardInterrupt", "Hint:"),
+    "base_exception": ("class Odd(BaseException): pass\ndef gae(*a):\n    raise Odd('no')\n", "raised Odd: no", "Hint:"),
+    "returns_a_string": ("def gae(seats, *a):\n    return 'x' * len(seats)\n", "FAILED", "Hint:"),
+}
+
+
+@pytest.mark.parametrize("name", list(CHEATS))
+def test_a_file_that_exits_cheats_or_breaks_fails_in_one_line_with_a_hint(name, tmp_path, capsys):
+    code, words, hint = CHEATS[name]
+    path = tmp_path / "mine.py"
+    path.write_text(code, encoding="utf-8")
+    assert not exercises.check(2, path)
+    out = capsys.readouterr().out
+    verdict = out.split("\n", 1)[1]
+    assert verdict.startswith("FAILED") and words in verdict and hint in verdict and "Traceback" not in out, out
+    assert "passed" not in verdict and len(verdict.strip().splitlines()) == 2, out  # the failure, then its hint
+
+
+def test_a_hanging_solution_fails_at_the_time_limit(tmp_path, capsys):
+    path = tmp_path / "mine.py"
+    path.write_text("import time\ndef gae(*a):\n    time.sleep(600)\n", encoding="utf-8")
+    assert not exercises.check(2, path, time_limit=3)
+    assert "took more than 3 s in all" in capsys.readouterr().out
