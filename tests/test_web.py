@@ -23,7 +23,11 @@ import numpy as np
 import pytest
 
 from envs.testing import clone
-from experiments import replay, tournament, web, web_frames, web_games, web_http, web_replays
+from experiments import replay, tournament, web
+from experiments.web import frames as web_frames
+from experiments.web import games as web_games
+from experiments.web import http as web_http
+from experiments.web import replays as web_replays
 from tests.conftest import GAMES
 from tests.helpers import cli_error_line
 

@@ -15,12 +15,12 @@ a For You offer stays secret). The spectator view (``render()``: every hand)
 is sent only when asked for by name, and a seat's view never carries the
 replay's seed or its actions, which would give the deal away.
 
-The server is split by job: `experiments.web_http` guards every request,
-`experiments.web_frames` makes one seat's view, `experiments.web_replays` lists and
-caches the replay files, `experiments.web_games` keeps the open games against the bots;
+The server is split by job: `experiments.web.http` guards every request,
+`experiments.web.frames` makes one seat's view, `experiments.web.replays` lists and
+caches the replay files, `experiments.web.games` keeps the open games against the bots;
 this module routes the API to them and runs the server.
 
-Only this server's own page may drive it: `experiments.web_http` checks the
+Only this server's own page may drive it: `experiments.web.http` checks the
 ``Host``, ``Origin`` and ``Content-Type`` of every request and bounds its body.
 Bots are the built-in kinds only (BOT_KINDS); a request never names a file,
 a module or a checkpoint path.
@@ -62,21 +62,20 @@ body without a length, too long, or not JSON):
 from __future__ import annotations
 
 import re
-import sys
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import SplitResult, parse_qs
 
 from experiments import replay as replay_format
 from experiments.cli import ArgumentParser
-from experiments.web_games import BOT_KINDS, Bots, OpenGames
-from experiments.web_http import LOOPBACK, GuardedHandler, allowed_hosts
-from experiments.web_replays import MAX_REPLAY_BYTES, ReplayFolder
+from experiments.web.games import BOT_KINDS, Bots, OpenGames
+from experiments.web.http import LOOPBACK, GuardedHandler, allowed_hosts
+from experiments.web.replays import MAX_REPLAY_BYTES, ReplayFolder
 
-STATIC = Path(__file__).with_name("web_static")
+STATIC = Path(__file__).with_name("static")
 STATIC_FILES = {"/": ("index.html", "text/html; charset=utf-8"), "/app.js": ("app.js", "text/javascript; charset=utf-8")}
 
-RULES = Path(__file__).resolve().parents[1] / "docs" / "RULES.md"
+RULES = Path(__file__).resolve().parents[2] / "docs" / "RULES.md"
 
 
 def rules_text(game: str) -> str:
@@ -178,6 +177,3 @@ def main(argv: list[str] | None = None) -> int:
         server.server_close()
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

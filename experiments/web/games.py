@@ -19,8 +19,8 @@ import numpy as np
 
 from envs.belief import inform
 from experiments import replay as replay_format
-from experiments.web_frames import frame, hand_cards, round_result, shown_move, shows_frame
-from experiments.web_http import ApiError, one_line
+from experiments.web.frames import frame, hand_cards, round_result, shown_move, shows_frame
+from experiments.web.http import ApiError, one_line
 
 MAX_GAMES = 64  # open games kept at once
 IDLE_S = 30 * 60  # an open game nobody touched for this long is dropped

@@ -14,7 +14,7 @@ import re
 import numpy as np
 
 from experiments import replay as replay_format
-from experiments.web_http import ApiError
+from experiments.web.http import ApiError
 
 
 def parse_view(text: str | None, num_players: int) -> int | str:

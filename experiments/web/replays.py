@@ -14,8 +14,8 @@ from collections import OrderedDict
 from pathlib import Path
 
 from experiments import replay as replay_format
-from experiments.web_frames import parse_view, replay_frames
-from experiments.web_http import ApiError, one_line
+from experiments.web.frames import parse_view, replay_frames
+from experiments.web.http import ApiError, one_line
 
 MAX_REPLAYS = 5000  # files listed from one folder
 MAX_REPLAY_BYTES = 1 << 20  # a longer replay file is listed as unreadable and never parsed
