@@ -4,11 +4,13 @@
     data = TeacherGames("heuristic", "neu", 4, tables=64, reward_scale=1.0).collect(200_000, seed=0)
 
 The teacher is any agent spec (`agents.make_agent`: "heuristic", "ppo:PATH",
-"FILE.py:Name", a search agent...). It plays every seat of `tables` games of
-`envs.vector_env` side by side, through `train.best_response.Target`: one
-``act_batch`` call a step when it has the batched protocol (seeded per row
-and seat from each game's seed when it keeps state per row), else one agent
-object per row and seat and one ``act()`` per move. Every decision is
+"FILE.py:Name", "pimc"...). It plays every seat of `tables` games side by
+side, through `train.best_response.Target`: on `envs.vector_env`, one
+``act_batch`` call a step, when it has the batched protocol (seeded per row
+and seat from each game's seed when it keeps state per row); else on AEC
+tables, one agent object per table and seat, told its information state
+before each move (`envs.belief.inform`: a search agent needs it) and asked
+with ``act()``. Table r's k-th game has the same seed on both paths. Every decision is
 with a choice is recorded (a forced move teaches nothing): the policy's input
 (the observation, followed by the game's features when asked), the mask, the
 teacher's move, and each seat's rewards on its latest recorded decision, the
@@ -36,7 +38,9 @@ import torch
 
 import envs
 from agents.network import input_size, policy_input
+from envs.belief import inform
 from train import best_response as br
+from train.rollout import Buffer, Table
 from train.rollout_vector import GrowingColumns
 
 
@@ -79,13 +83,16 @@ class TeacherGames:
 
     @property
     def path(self) -> str:
-        return (f"the batched engine, {self.tables} games side by side; the teacher {self.target.label} plays with "
+        where = "the batched engine" if self.target.batched else "AEC tables"
+        return (f"{where}, {self.tables} games side by side; the teacher {self.target.label} plays with "
                 f"{self.target.path}" + ("; it offers its option values" if self.with_values else ""))
 
     @torch.no_grad()
     def collect(self, num_steps: int, seed: int) -> dict:
         """About `num_steps` env steps of whole games: each game stops recording once its row's share is
         used up and the game ends. Returns the columns and ``env_steps``."""
+        if not self.target.batched:
+            return self._collect_tables(num_steps, seed)
         N, n = self.tables, self.n
         rng = np.random.default_rng([seed, 2])
         base = int(rng.integers(br.TRAIN_DEALS - br.MAX_TRAIN_SPAN))
@@ -138,6 +145,68 @@ class TeacherGames:
                     started(ended[live[ended]])
         out = buf.arrays()
         out["critic_in"] = np.zeros((0, 0), np.float32)  # the plain critic reads the observation
+        out["env_steps"] = steps
+        return out
+
+
+    def _collect_tables(self, num_steps: int, seed: int) -> dict:
+        """The same games on AEC tables (table r's k-th game has the batched row's seed), for a teacher
+        without act_batch: it is told its information state before each move (`envs.belief.inform`,
+        what a search agent needs), then asked with act(); its values with option_values()."""
+        N, n = self.tables, self.n
+        rng = np.random.default_rng([seed, 2])
+        base = int(rng.integers(br.TRAIN_DEALS - br.MAX_TRAIN_SPAN))
+        facts = envs.info(self.game, n, **self.rules)
+        to_input = policy_input(self.game, n, self.features, False)
+        tables = [Table(envs.make_raw(self.game, num_players=n, **self.rules)) for _ in range(N)]
+        buf, values, games = Buffer(), [], np.zeros(N, np.int64)
+
+        def started(r: int) -> None:
+            deal = base + r + games[r] * N
+            self.target.start(np.array([r]), np.array([deal]))
+            tables[r].start(int(deal), ["teacher"] * n, "teacher", {})
+            games[r] += 1
+
+        for r in range(N):
+            started(r)
+        share, steps, live = num_steps / N, 0, list(range(N))
+        while live:
+            waiting = []
+            for r in live:
+                t = tables[r]
+                if t.advance(buf):
+                    waiting.append(r)
+                    continue
+                t.steps += t.env_steps_this_game
+                if t.steps < share:
+                    started(r)
+                    if t.advance(buf):
+                        waiting.append(r)
+            live = waiting
+            for r in live:
+                t = tables[r]
+                name = t.env.agent_selection
+                s = t.env.possible_agents.index(name)
+                view = t.env.observe(name)
+                agent = self.target._row(r)[s]
+                inform(agent, t.env.unwrapped.game, s)
+                a, legal = int(agent.act(view)), view["action_mask"].astype(bool)
+                if not (0 <= a < legal.size and legal[a]):
+                    raise ValueError(f"teacher {self.target.label!r} played a masked-out action ({a}) at table {r}, seat {s}")
+                if legal.sum() > 1:
+                    k = buf.add(np.array(to_input(view["observation"], view["action_mask"]), np.float32), legal, None, a, 0.0, 0.0)
+                    t.decided(s, k, buf)
+                    if self.with_values:
+                        values.append(np.asarray(agent.option_values(view), np.float32))
+                t.env.step(a)
+                t.env_steps_this_game += 1
+                steps += 1
+                t.add_rewards(buf, float(self.reward_scale))
+        out = buf.arrays(input_size(facts, self.features), facts.num_actions, 0)
+        for unread in ("logprobs", "values"):
+            del out[unread]
+        if self.with_values:
+            out["values"] = np.asarray(values, np.float32).reshape(len(values), facts.num_actions)
         out["env_steps"] = steps
         return out
 

@@ -8,8 +8,9 @@ Every flag of `python -m train.ppo_warmstart` works here too (`--features`,
 
 * ``--teacher SPEC``: who is distilled, any agent spec (`agents/spec.py`).
   Before PPO the teacher plays every seat for ``--imitation-steps`` env steps
-  (`train/distill.py`: on the batched engine, in batches when the teacher
-  has ``act_batch``, else one ``act()`` per move), and the policy is fitted
+  (`train/distill.py`: on the batched engine when the teacher has
+  ``act_batch``, else on AEC tables, told its information state before each
+  ``act()`` as a search agent needs), and the policy is fitted
   to its moves and the critic to its returns (`train.ppo_warmstart.fit`).
   A teacher that offers its per-option values (``option_values``, see
   `train/distill.py`) also gives soft targets: ``--soft-targets W`` of each
