@@ -38,7 +38,9 @@ into the few kernels Python calls (``step_rows``, ``write_views``,
 namedtuple of arrays, and with reference counting each helper call would
 count every array in it up and down again, which made steps several times
 slower. ``cache=True`` keeps the compiled code next to the modules, so only
-the first import on a machine pays for the compilation (about a minute).
+the first import on a machine pays for the compilation (about a minute), and
+it says so on stderr before numba starts, then names each kernel as it is done
+(`envs.vector.compiling`).
 
 A seat that is out of the game (Neu) is never the seat to act, so every row
 always has a legal move. Wrong shapes or dtypes raise ``ValueError`` naming
@@ -55,6 +57,7 @@ import numpy as np
 from numba import njit
 
 import envs
+from envs.vector import compiling  # noqa: F401 (says so before numba compiles a kernel)
 from envs.vector import rng as R
 
 KERNELS = {
