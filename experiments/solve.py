@@ -41,6 +41,18 @@ from train import cfr
 PRESET = {"rules": "small"}
 
 
+def games_with_a_small_preset() -> list[str]:
+    """The games whose engine accepts ``rules="small"`` (asked of each engine, not listed here)."""
+    out = []
+    for g in envs.GAMES:
+        try:
+            envs.engine_class(g)(2, **PRESET)
+        except ValueError:
+            continue
+        out.append(g)
+    return out
+
+
 def agent_policy(agent, tree: cfr.Tree) -> np.ndarray:
     """The agent's probability of each move at each information set of `tree`, [I, A]."""
     policy = np.zeros((tree.num_infos, tree.num_actions))
@@ -105,6 +117,8 @@ def main(argv=None) -> int:
     if not args.minutes > 0 or args.check_every < 1:
         parser.error("--minutes must be above 0 and --check-every at least 1")
     log = (lambda *a: None) if args.quiet else print
+    if args.game not in games_with_a_small_preset():
+        parser.error(f"{args.game} has no small preset (rules='small'); games with one: {', '.join(games_with_a_small_preset())}")
     try:
         engine = envs.engine_class(args.game)(2, **PRESET)
         tree_start = time.perf_counter()

@@ -246,6 +246,19 @@ def test_solve_writes_a_fresh_run_and_a_playable_agent(tmp_path):
             b.reset()
 
 
+def test_solve_refuses_a_game_without_a_small_preset_in_one_line(capsys):
+    from experiments import solve
+
+    assert "neu" in solve.games_with_a_small_preset()
+    with pytest.raises(SystemExit):
+        solve.main(["--game", "not_your_mas_jong", "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "no small preset" in err and "neu" in err
+    with pytest.raises(SystemExit):
+        solve.main(["--game", "neu", "--exploit", "nosuchagent", "--quiet"])
+    assert "unknown agent kind" in capsys.readouterr().err
+
+
 def test_exploit_of_random_is_the_uniform_policys(neu_tree, tmp_path):
     from experiments import solve
 
