@@ -20,7 +20,8 @@ Every flag of `python -m train.ppo_warmstart` works here too (`--features`,
   ``--teacher-data PATH`` distils from such a file instead of playing again.
   The checkpoint written right after the distillation (update 0) lets
   ``--resume`` continue from there.
-* ``--strength-every N``: every N updates, the greedy policy plays
+* ``--strength-every N``: right after the distillation (update 0) and every
+  N updates, the greedy policy plays
   ``--strength-deals`` held-out duplicate deals against the game's heuristic
   (one game per seat, and the heuristic alone on the same deal); the edge
   (score a game, ± 95% CI over deals) goes to ``strength.csv`` with the
@@ -139,6 +140,8 @@ def distil(agent, optimizer, args: Args, open_collector, say=print) -> int:
     steps = int(data["env_steps"])
     meta = {"update": 0, "global_step": steps, "rollout_steps_played": 0, "wall_seconds": time.time() - t0,
             "pool": [ppo.copied(agent)]}
+    if args.strength_every:  # the log's first row: the clone itself
+        StrengthLog(args)(agent, meta)
     ppo.save_checkpoint(ppo.checkpoint_dict(agent, args, variant(args), meta, optimizer), os.path.join(path, "checkpoint.pt"))
     return steps
 
