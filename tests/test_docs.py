@@ -214,6 +214,27 @@ def test_there_are_six_tutorials_and_each_opens_with_the_install_cell():
         assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code"), f"{path.name}: saved with outputs"
 
 
+def test_tutorials_install_and_link_from_the_project_urls():
+    # On Colab a notebook stands alone: its install cell is a form field whose default is
+    # pyproject's Repository, and its links go to the site (Documentation), never ../page.md.
+    import json
+    import tomllib
+
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
+    field = f'CARDZOO_GIT = "git+{urls["Repository"]}"  # @param {{type:"string"}}'
+    for path in TUTORIALS:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        assert field in "".join(cells[0]["source"]).splitlines(), path.name
+        text = "".join("".join(c["source"]) for c in cells)
+        links = re.findall(r"\]\(([^)\s]+)\)", text)
+        assert not [t for t in links if t.startswith("../")], path.name
+        for target in links:
+            if target.startswith("http") and "cardzoo" in target:
+                assert target.startswith(urls["Documentation"]), (path.name, target)
+                page = target[len(urls["Documentation"]):].split("#")[0]
+                assert (ROOT / "docs" / page.replace(".html", ".md")).is_file(), (path.name, target)
+
+
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem)
 def test_tutorial_runs(path, tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
