@@ -67,7 +67,7 @@ from pettingzoo import AECEnv
 
 from envs.engine import Engine, zero_sum_rewards
 
-RENDER_MODES = ("human", "ansi")
+RENDER_MODES = ("human", "ansi", "rgb_array")
 
 
 class LegalMoveSpace(spaces.Discrete):
@@ -100,7 +100,7 @@ class CardGameEnv(AECEnv):
     """Generic AEC environment around a rules engine (set `engine_cls` in a subclass)."""
 
     engine_cls: type[Engine] = Engine
-    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "name": "card_game", "is_parallelizable": False}
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "name": "card_game", "is_parallelizable": False, "render_fps": 4}
     illegal_move = "raise"  # env() switches this to "penalise"
 
     def __init__(self, num_players: int | None = None, render_mode: str | None = None, max_cycles: int | None = None,
@@ -496,23 +496,29 @@ class CardGameEnv(AECEnv):
         seat = self.game.current_player
         return [self.game.action_name(int(a), seat) for a in np.flatnonzero(self.game.legal_mask())]
 
-    def render(self) -> str | None:
-        return rendered(self.render_mode, self._has_reset, self.game.render)
+    def render(self) -> str | np.ndarray | None:
+        """The table as the spectator sees it: text ("ansi"), printed ("human") or a picture ("rgb_array")."""
+        return rendered(self.render_mode, self._has_reset, self.game.render, f"{self.metadata['name']}: the table (spectator)")
 
     def close(self) -> None:
         pass
 
 
-def rendered(render_mode: str | None, has_reset: bool, text: Callable[[], str]) -> str | None:
-    """What ``render()`` gives in `render_mode`: the text for "ansi", printed for "human"."""
+def rendered(render_mode: str | None, has_reset: bool, text: Callable[[], str], title: str = "") -> str | np.ndarray | None:
+    """What ``render()`` gives in `render_mode`: the text for "ansi", printed for "human", its
+    picture (`envs.picture`, an RGB uint8 array) for "rgb_array"."""
     if render_mode is None:
-        warnings.warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'", stacklevel=3)
+        warnings.warn("render() called with render_mode=None; pass render_mode='ansi', 'human' or 'rgb_array'", stacklevel=3)
         return None
     if not has_reset:
         raise RuntimeError("call reset() before render()")
     if render_mode == "human":
         print(text())
         return None
+    if render_mode == "rgb_array":
+        from envs.picture import picture
+
+        return picture(text(), title)
     return text()
 
 
@@ -530,7 +536,7 @@ def make_env_api(engine_cls: type[Engine], module: str):
         (CardGameEnv,),
         {
             "engine_cls": engine_cls,
-            "metadata": {"render_modes": list(RENDER_MODES), "name": name, "is_parallelizable": False},
+            "metadata": {"render_modes": list(RENDER_MODES), "name": name, "is_parallelizable": False, "render_fps": 4},
             "__doc__": f"The {name} AEC env; a masked-out action raises ValueError; {page}.",
             "__module__": module,
             "__qualname__": "raw_env",

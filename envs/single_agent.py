@@ -132,7 +132,7 @@ def seat_opponents(num_players: int, seat: int, opponents: Any) -> dict[int, Any
 class SingleAgentEnv(gymnasium.Env):
     """One seat of a cardzoo game against fixed opponents; see the module docstring."""
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, game: str, num_players: int | None = 4, seat: int = 0, *, opponents: Any,
                  render_mode: str | None = None, move_timeout: float | None = None, minimal_infos: bool = False,
@@ -241,9 +241,11 @@ class SingleAgentEnv(gymnasium.Env):
         episode is over (see "Masks" in the module docstring)."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:
-        """The seat's own view of the table (`Engine.view`): text for "ansi", printed for "human"."""
-        return rendered(self.render_mode, self._has_reset, lambda: self.aec.game.view(self.seat))
+    def render(self) -> str | np.ndarray | None:
+        """The seat's own view of the table (`Engine.view`): text for "ansi", printed for "human",
+        its picture for "rgb_array" (`envs.picture`)."""
+        return rendered(self.render_mode, self._has_reset, lambda: self.aec.game.view(self.seat),
+                        f"{self.game_name}: {self.agent}'s view")
 
     def close(self) -> None:
         self.aec.close()

@@ -1,0 +1,126 @@
+"""render_mode="rgb_array" in every env form: one fixed-size picture of the view, nothing a
+seat may not see (the redeal test, as for "ansi"), and the libraries that ask for pictures
+(SB3's make_vec_env, gymnasium's RecordVideo, SB3's VecVideoRecorder) work with it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import envs
+from agents import make_single_agent
+from envs import picture
+from tests.conftest import GAMES
+
+SHAPE = (picture.HEIGHT, picture.WIDTH, 3)
+
+
+def _is_picture(img) -> bool:
+    return isinstance(img, np.ndarray) and img.shape == SHAPE and img.dtype == np.uint8
+
+
+def _play_aec(env, steps: int):
+    for _ in range(steps):
+        if not env.agents:
+            break
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+        assert _is_picture(env.render())
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_aec_and_parallel_draw_the_spectator_table(game):
+    aec = envs.make(game, render_mode="rgb_array")
+    aec.reset(seed=3)
+    img = aec.render()
+    assert _is_picture(img)
+    assert np.array_equal(img, picture.picture(aec.unwrapped.game.render(), f"{game}_v0: the table (spectator)"))
+    _play_aec(aec, 12)
+    par = envs.module(game).parallel_env(render_mode="rgb_array")
+    obs, _ = par.reset(seed=3)
+    assert _is_picture(par.render())
+    for _ in range(6):
+        if not par.agents:
+            break
+        acts = {a: int(np.flatnonzero(o["action_mask"])[0]) for a, o in obs.items()}
+        obs, *_ = par.step(acts)
+        assert _is_picture(par.render())
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_seat_picture_shows_nothing_the_seat_cannot_see(game):
+    env = make_single_agent(game, seat=1, opponents="random", render_mode="rgb_array")
+    env.reset(seed=2)
+    img = env.render()
+    engine = env.aec.game
+    assert _is_picture(img)
+    assert np.array_equal(img, picture.picture(engine.view(1), f"{game}: player_1's view"))
+    # The spectator's table (every hand) draws a different picture: the test can see a leak.
+    assert not np.array_equal(img, picture.picture(engine.render(), f"{game}: player_1's view"))
+    for k in range(3):  # redealing every card seat 1 cannot see leaves its picture unchanged
+        engine.shuffle_hidden(1, np.random.default_rng(k))
+        assert np.array_equal(env.render(), img)
+
+
+def test_a_leaking_view_fails_the_redeal_check(monkeypatch):
+    env = make_single_agent("neu", seat=1, opponents="random", render_mode="rgb_array")
+    env.reset(seed=2)
+    monkeypatch.setattr(env.aec.game, "view", lambda seat: env.aec.game.render())  # planted leak
+    img = env.render()
+    env.aec.game.shuffle_hidden(1, np.random.default_rng(0))
+    assert not np.array_equal(env.render(), img)
+
+
+def test_long_text_wraps_and_clips_to_the_fixed_size():
+    lines = picture.lines_of("x" * 1000 + "\n" + "\n".join(["row"] * 100))
+    assert len(lines) == picture.ROWS and all(len(line) <= picture.COLUMNS for line in lines)
+    assert lines[-1].endswith("…")
+    assert picture.picture("a\n" * 200, "t").shape == SHAPE
+
+
+def test_gym_ids_and_sb3_make_vec_env_take_rgb_array_by_default():
+    gym = pytest.importorskip("gymnasium")
+    env_util = pytest.importorskip("stable_baselines3.common.env_util")
+    for game in GAMES:
+        e = gym.make(envs.gym_id(game), render_mode="rgb_array")
+        e.reset(seed=0)
+        assert _is_picture(e.render())
+    vec = env_util.make_vec_env(envs.gym_id("neu"), n_envs=2, seed=0)  # passes render_mode="rgb_array"
+    vec.reset()
+    frames = vec.get_images()
+    assert len(frames) == 2 and all(_is_picture(f) for f in frames)
+    vec.close()
+
+
+def test_gymnasium_record_video_writes_a_video(tmp_path):
+    gym = pytest.importorskip("gymnasium")
+    pytest.importorskip("moviepy", reason="RecordVideo needs moviepy (pip install -e '.[video]')")
+    from gymnasium.wrappers import RecordVideo
+
+    env = RecordVideo(gym.make(envs.gym_id("not_for_me"), render_mode="rgb_array"), str(tmp_path / "videos"),
+                      episode_trigger=lambda i: True, disable_logger=True)
+    env.reset(seed=0)
+    done, steps = False, 0
+    while not done:
+        mask = env.unwrapped.action_masks()
+        _, _, term, trunc, _ = env.step(int(np.flatnonzero(mask)[0]))
+        done, steps = term or trunc, steps + 1
+    env.close()
+    videos = list((tmp_path / "videos").glob("*.mp4"))
+    assert len(videos) == 1 and videos[0].stat().st_size > 1000, (steps, list((tmp_path / "videos").iterdir()))
+
+
+def test_sb3_vec_video_recorder_writes_a_video(tmp_path):
+    pytest.importorskip("moviepy", reason="VecVideoRecorder needs moviepy (pip install -e '.[video]')")
+    env_util = pytest.importorskip("stable_baselines3.common.env_util")
+    from stable_baselines3.common.vec_env import VecVideoRecorder
+
+    vec = env_util.make_vec_env(envs.gym_id("neu"), n_envs=1, seed=0)
+    rec = VecVideoRecorder(vec, str(tmp_path), record_video_trigger=lambda step: step == 0, video_length=8)
+    rec.reset()
+    for _ in range(10):
+        mask = vec.env_method("action_masks")[0]
+        rec.step(np.array([int(np.flatnonzero(mask)[0])]))
+    rec.close()
+    videos = list(tmp_path.glob("*.mp4"))
+    assert len(videos) == 1 and videos[0].stat().st_size > 1000, list(tmp_path.iterdir())
