@@ -52,6 +52,22 @@ WRONG = {
                 nv = values[t]
             return adv
     """,
+    # Regret matching without clipping: negative regrets give negative "probabilities".
+    (4, "negative regrets count as 0"): """
+        import numpy as np
+        def regret_matching(regrets, legal):
+            r = np.where(legal, regrets, 0.0)
+            total = r.sum(axis=1, keepdims=True)
+            return np.where(total != 0, r / np.where(total != 0, total, 1.0), legal / legal.sum(axis=1, keepdims=True))
+    """,
+    # Uniform over every action when no regret is positive, illegal ones included.
+    (4, "uniformly over the legal actions"): """
+        import numpy as np
+        def regret_matching(regrets, legal):
+            r = np.where(legal, np.maximum(regrets, 0.0), 0.0)
+            total = r.sum(axis=1, keepdims=True)
+            return np.where(total > 0, r / np.where(total > 0, total, 1.0), 1.0 / regrets.shape[1])
+    """,
     # Plays the last legal action: spends its specials (shots, doubles, turns) first and gets stuck.
     (3, "CI reaches 0"): """
         import numpy as np

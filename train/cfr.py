@@ -215,8 +215,9 @@ def regret_matching(regrets: np.ndarray, legal: np.ndarray) -> np.ndarray:
 class CFRPlus:
     """CFR+ with alternating updates and linearly weighted averages (Tammelin 2014)."""
 
-    def __init__(self, tree: Tree) -> None:
+    def __init__(self, tree: Tree, match=regret_matching) -> None:
         self.tree = tree
+        self.match = match  # regrets, legal -> policy (an exercise swaps in its own)
         self.regrets = np.zeros((tree.num_infos, tree.num_actions))
         self.avg = np.zeros_like(self.regrets)
         self.iterations = 0
@@ -225,7 +226,7 @@ class CFRPlus:
         t = self.tree
         self.iterations += 1
         for seat in (0, 1):
-            sigma = regret_matching(self.regrets, t.info_legal)
+            sigma = np.asarray(self.match(self.regrets, t.info_legal), np.float64)
             w = reach(t, sigma)
             v, q = values(t, sigma)
             sign = 1.0 if seat == 0 else -1.0
