@@ -185,7 +185,6 @@ def nash_conv(tree: Tree, policy: np.ndarray) -> tuple[float, list[float]]:
 
 def score_range(tree: Tree) -> float:
     """Largest minus smallest total reward of seat 0 over the game's outcomes."""
-    _, q = values(tree, uniform(tree))  # only to reach every edge; the extremes are policy-free
     lo, hi = _extremes(tree)
     return hi - lo
 
