@@ -133,3 +133,13 @@ def test_the_variance_script_prints_its_table_and_draws_the_ci_plot(tmp_path, ca
     out = capsys.readouterr().out
     assert "| deadfall | 4 | heuristic vs random | 12 |" in out
     assert (tmp_path / "ci.png").stat().st_size > 0
+
+
+def test_the_unbiasedness_script_reports_a_z_score(capsys):
+    """The full-size check (`--repeats 20 --deals 2000`) is a script; here two tiny runs."""
+    from experiments.research import luck_variance
+
+    luck_variance.main(["--games", "not_for_me:4", "--deals", "3", "--agents", "heuristic,random", "--repeats", "2"])
+    row = capsys.readouterr().out.strip().splitlines()[-1]
+    assert row.startswith("| not_for_me | 4 | 2 × 3 |")
+    assert abs(float(row.split("|")[-2])) < 4

@@ -3,6 +3,7 @@ plain, duplicate and adjusted scores, the cost of the corrections, and (``--plot
 half-width against the number of deals for the three estimators, one panel per game.
 
     python -m experiments.research.luck_variance --deals 30 --plot luck.png
+    python -m experiments.research.luck_variance --repeats 20 --deals 2000 --agents heuristic,random   # unbiased?
 
 The games are played once on the batched engine with their moves recorded; the corrections are
 then computed from the moves for two values V (`experiments.tournament.luck`): the shipped
@@ -59,6 +60,22 @@ def _units(recs: list[dict], a: str, b: str, adjusted: bool) -> list[float]:
     return units
 
 
+def unbiased(game: str, n: int, agents: Sequence[str], deals: int, repeats: int) -> dict:
+    """`repeats` independent runs (seeds 0..repeats-1): per run, the mean over deals of the adjusted
+    minus the duplicate difference (the correction's share of it, which must average zero) and its
+    standard error; z = their pooled mean over its standard error."""
+    means, ses = [], []
+    for seed in range(repeats):
+        r = measure(game, n, agents, deals, seed, with_score=False)
+        d = np.asarray(r["fitted_units"]) - np.asarray(r["dup_units"])
+        means.append(d.mean())
+        ses.append(d.std(ddof=1) / np.sqrt(len(d)))
+    means, ses = np.asarray(means), np.asarray(ses)
+    se = float(np.sqrt((ses ** 2).sum())) / repeats
+    return {"game": game, "players": n, "runs": repeats, "deals": deals, "mean": float(means.mean()), "se": se,
+            "z": float(means.mean() / se) if se > 0 else 0.0}
+
+
 def _running_half_width(x: Sequence[float], per_deal: int) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(x, float)
     k = np.arange(2, len(x) + 1)
@@ -94,10 +111,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--games", default=None, help="game:players,... (default: every game at 4, Ma's Jong also at 3)")
     p.add_argument("--plot", default=None, metavar="PNG")
     p.add_argument("--fitted-only", action="store_true", help="skip V = the score alone (half the time)")
+    p.add_argument("--repeats", type=int, default=None, metavar="R",
+                   help="instead: R independent runs per game, and whether adjusted minus duplicate averages zero (|z| < 2)")
     a = p.parse_args(argv)
     if a.deals < 2:
         p.error("--deals must be at least 2")
     lineups = [(g, int(k)) for g, k in (x.split(":") for x in a.games.split(","))] if a.games else LINEUPS
+    if a.repeats is not None:
+        print("| game | players | runs × deals | adjusted − duplicate, mean | its SE | z |\n|---|---|---|---|---|---|")
+        for g, n in lineups:
+            u = unbiased(g, n, a.agents.split(","), a.deals, a.repeats)
+            print(f"| {g} | {n} | {u['runs']} × {u['deals']} | {u['mean']:+.4g} | {u['se']:.3g} | {u['z']:+.2f} |", flush=True)
+        return
     rows = []
     print("| game | players | pair | games | diff (duplicate) | adjusted diff | var ratio dup/plain | adjusted/plain (fitted V) "
           "| adjusted/plain (score V) | ms/game batched | + corrections ms/game (fitted, score) |")
