@@ -291,3 +291,8 @@ def test_small_preset_works_everywhere_a_game_works(tmp_path):
         assert len(summary["records"]) == 40
     neu_entry = next(g for g in setup()["games"] if g["game"] == "neu")
     assert [o["name"] for o in neu_entry["rule_options"]] == ["rules"]
+    from experiments.web.games import OpenGames
+
+    opened = OpenGames().create({"game": "neu", "players": 2, "human": 0, "bots": ["heuristic", "heuristic"],
+                                 "rule_options": {"rules": "small"}})
+    assert opened["rule_options"] == {"rules": "small"} and len(opened["frames"][-1]["hands"][0]) == 2
