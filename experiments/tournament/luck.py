@@ -25,6 +25,7 @@ current score, which is still unbiased.
 from __future__ import annotations
 
 import argparse
+import functools
 import pickle
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -56,6 +57,7 @@ class LinearValue:
         return obs @ self.w + self.b + scores
 
     @classmethod
+    @functools.lru_cache(maxsize=None)  # read once per process; every game of a run uses it
     def load(cls, game: str, num_players: int) -> "LinearValue":
         path = VALUES / f"{game}-{num_players}p.npz"
         if not path.exists():
