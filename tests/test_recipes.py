@@ -219,3 +219,37 @@ def test_rllib_keys_wrapper_passes_pettingzoo_api_test_and_imports_no_ray():
     assert np.array_equal(obs["observations"], plain.observe(plain.agent_selection)["observation"])
     code = "import sys, envs.rllib; assert 'ray' not in sys.modules, 'envs.rllib imported ray'"
     subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ))
+
+
+def test_cleanrl_episode_logging_under_same_step_reads_final_info(capsys):
+    """CleanRL's `"episode" in infos` sees nothing under SAME_STEP; the recipe's finished_games
+    finds every game that ended, with its return and length, in final_info."""
+    import gymnasium as gym
+    import numpy as np
+
+    import envs
+    from experiments.recipes.cleanrl_ppo import finished_games
+
+    vec = gym.make_vec(envs.gym_id("deadfall"), num_envs=3, vectorization_mode="sync",
+                       vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
+                       wrappers=[gym.wrappers.RecordEpisodeStatistics], minimal_infos=True)
+    _, info = vec.reset(seed=2)
+    rng = np.random.default_rng(2)
+    running, lengths, expected, logged, top_level = np.zeros(3), np.zeros(3, int), [], [], 0
+    for _ in range(600):
+        _, reward, term, trunc, info = vec.step([int(rng.choice(np.flatnonzero(m))) for m in info["action_mask"]])
+        running += reward
+        lengths += 1
+        for i in np.flatnonzero(term | trunc):
+            expected.append((float(running[i]), int(lengths[i])))
+            running[i], lengths[i] = 0, 0
+        top_level += "episode" in info
+        logged += finished_games(info)
+    vec.close()
+    assert len(expected) >= 5 and top_level == 0  # CleanRL's check would log nothing
+    assert len(logged) == len(expected) and np.allclose(sorted(logged), sorted(expected))
+    from experiments.recipes import cleanrl_ppo
+
+    assert cleanrl_ppo.main(["--game", "neu", "--players", "4", "--eval-games", "2", "--steps", "600"]) == 0
+    games = [int(g) for g in re.findall(r"games=(\d+), episodic_return", capsys.readouterr().out)]
+    assert games and games[-1] > 0

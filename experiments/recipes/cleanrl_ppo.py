@@ -15,7 +15,14 @@ that ends a game already returns the next game's first observation and mask,
 which is what CleanRL's storage layout assumes: every stored step is a real
 decision, and ``next_done`` marks where one game ends. The mask is read from
 ``info["action_mask"]``; ``minimal_infos=True`` keeps the infos to that key.
-Afterwards the policy plays every seat in turn against random players.
+
+Episode logging: as in CleanRL, each env is wrapped in gymnasium's
+``RecordEpisodeStatistics``. CleanRL's ``if "episode" in infos`` sees nothing
+in ``SAME_STEP`` mode: the step that ends a game returns the next game's infos,
+and the finished game's (``"episode"`` included) are in ``info["final_info"]``,
+its rows flagged by ``info["final_info"]["_episode"]``. The recipe logs from
+there (`finished_games`). Afterwards the policy plays every seat in turn
+against random players.
 """
 
 from __future__ import annotations
@@ -87,6 +94,16 @@ class Agent(nn.Module):
         if action is None:
             action = probs.sample()
         return action, probs.log_prob(action), probs.entropy(), self.critic(x)
+
+
+def finished_games(info: dict) -> list[tuple[float, int]]:
+    """(return, length) of each game that ended at this step, from RecordEpisodeStatistics'
+    ``"episode"``, which SAME_STEP autoreset moves into ``info["final_info"]``."""
+    final = info.get("final_info", {})
+    if "episode" not in final:
+        return []
+    episode = final["episode"]
+    return [(float(episode["r"][i]), int(episode["l"][i])) for i in np.flatnonzero(final["_episode"])]
 
 
 def gae(rewards, values, dones, next_value, next_done, gamma: float, gae_lambda: float):
@@ -183,6 +200,7 @@ def main(argv=None) -> int:
         envs.gym_id(cli.game), num_envs=args.num_envs, vectorization_mode="sync",
         vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
         num_players=cli.players, seat=0, opponents=args.opponents, minimal_infos=True,
+        wrappers=[gym.wrappers.RecordEpisodeStatistics],  # CleanRL's episode statistics, per env
     )
     assert isinstance(vec.single_action_space, gym.spaces.Discrete), "only discrete action spaces are supported"
     n_obs = int(np.prod(vec.single_observation_space.shape))
@@ -200,6 +218,7 @@ def main(argv=None) -> int:
     values = torch.zeros((args.num_steps, args.num_envs)).to(device)
 
     global_step = 0
+    episodes: list[tuple[float, int]] = []  # (return, length) of every finished training game
     start_time = time.time()
     next_obs, info = vec.reset(seed=cli.seed)
     next_obs = torch.Tensor(next_obs).to(device)
@@ -227,6 +246,12 @@ def main(argv=None) -> int:
             rewards[step] = torch.tensor(reward, dtype=torch.float32).to(device).view(-1)
             next_obs, next_done = torch.Tensor(next_obs).to(device), torch.Tensor(next_done).to(device)
             next_mask = torch.as_tensor(info["action_mask"], dtype=torch.bool, device=device)
+            episodes += finished_games(info)
+
+        if episodes:  # CleanRL's episodic_return, from final_info (see the module docstring)
+            recent = episodes[-100:]
+            print(f"global_step={global_step}, games={len(episodes)}, "
+                  f"episodic_return (last {len(recent)})={np.mean([r for r, _ in recent]):+.3f}")
 
         # GAE, bootstrapped from the value of the observation after the rollout.
         with torch.no_grad():
