@@ -20,6 +20,8 @@ pair by how often it met.
 
 from __future__ import annotations
 
+import math
+
 import itertools
 import sys
 from typing import Sequence
@@ -43,7 +45,8 @@ def leaderboard(records: Sequence[dict]) -> dict:
                 ahead.setdefault((a, b), []).append(1.0 if ri < rj else 0.5 if ri == rj else 0.0)
     stats = agent_stats(records)
     runs = len({r["run_id"] for r in records})
-    order = sorted(names, key=lambda n: -(ratings[n]["rating"] if ratings else stats[n]["win"]["mean"]))
+    order = sorted(names, key=lambda n: -(ratings[n]["rating"] if ratings and n in ratings else
+                                          -math.inf if ratings else stats[n]["win"]["mean"]))
     return {
         "agents": order,
         "runs": runs,
@@ -59,7 +62,7 @@ def format_board(game: str, num_players: int, board: dict) -> str:
     lines += ["| # | agent | rating [95% CI] | games | win rate | mean rank |", "|---|---|---|---|---|---|"]
     for i, name in enumerate(board["agents"], 1):
         s = board["stats"][name]
-        sk = board["ratings"][name] if board["ratings"] else None
+        sk = board["ratings"].get(name) if board["ratings"] else None
         rating = f"{sk['rating']:+.0f} [{sk['ci_low']:+.0f}, {sk['ci_high']:+.0f}]" if sk else "–"
         lines.append(f"| {i} | {name} | {rating} | {s['games']} | {s['win']['mean']:.3f} | {s['rank']['mean']:.2f} |")
     names = board["agents"]

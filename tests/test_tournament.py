@@ -558,3 +558,28 @@ def test_act_batch_may_return_an_object_array_of_ints_and_other_dtypes_are_named
     assert ints["records"] == plain["records"]
     with pytest.raises(T.AgentError, match=r"agent 'last' .* returned act_batch actions of dtype object holding a str$"):
         T.run_tournament("neu", [AgentSpec("last", ObjectStrings), "random"], 2, **kw)
+
+
+def test_an_agent_without_games_has_no_rating_and_groups_that_never_met_are_rated_apart():
+    recs = _comparison_records(0.7, 400)  # a and b
+    recs += [dict(r, table=1, agents=["c" if x == "a" else "d" for x in r["agents"]]) for r in _comparison_records(0.5, 400)]
+    rated = T.bradley_terry(recs, ["a", "b", "c", "d", "idle"])
+    assert "idle" not in rated, "an agent with no games was given a rating"
+    assert {rated[n]["group"] for n in "ab"} == {1} and {rated[n]["group"] for n in "cd"} == {2}
+    assert rated["a"]["rating"] + rated["b"]["rating"] == pytest.approx(0) and rated["c"]["rating"] + rated["d"]["rating"] == pytest.approx(0)
+    res = {"game": "neu", "num_players": 2, "agents": ["a", "b", "c", "d", "idle"], "ratings": rated,
+           "overall": {n: {k: {"mean": 0.0, "ci_low": 0.0, "ci_high": 0.0, "half_width": 0.0} for k in ("score", "reward", "win", "rank")}
+                       | {"games": 0} for n in ["a", "b", "c", "d", "idle"]}, "pairwise": {}, "tables": []}
+    text = T.markdown([res])
+    assert "fall into 2 groups that never met" in text and "group 1: a, b; group 2: c, d" in text
+
+
+def test_the_rating_statistics_grow_with_the_pairs_that_meet_not_with_agents_squared():
+    from experiments.tournament.ratings import comparisons
+
+    names = [f"a{i}" for i in range(300)]
+    recs = [{"table": t, "deal": d, "agents": [names[2 * t], names[2 * t + 1]], "ranks": [1, 2]} for t in range(150) for d in range(20)]
+    pairs, unit, pair, stats = comparisons(recs, names)
+    assert len(pairs) == 150 and len(stats) == 150 * 20 and stats[:, 0].sum() == 150 * 20
+    rated = T.bradley_terry(recs, names, bootstrap=20)
+    assert len(rated) == 300 and {r["group"] for r in rated.values()} == set(range(1, 151))

@@ -15,6 +15,13 @@ Each pair of agents that met gets one drawn comparison of prior weight, so
 that an agent that never (or always) finishes ahead still has a finite
 rating; it is symmetric, so it moves no agent towards or away from another.
 
+The fit reads per-pair sums only (wins and comparisons of each pair that
+met, and per deal for the bootstrap, stored sparsely), so memory grows with
+the pairs that meet, not with deals x agents squared. An agent with no games
+has no rating (no entry). Agents that fall into groups that never met, even
+through others, cannot be put on one scale: each group is fitted on its own
+(mean 0 within it), each rating says its ``group``, and the report says so.
+
 The 95% interval is a bootstrap over deals: the (table, deal) units (every
 rotation of a deal, as in the other statistics) are drawn with replacement
 ``BOOTSTRAP`` times, the fit is repeated on each draw, and the 2.5th and
@@ -33,63 +40,153 @@ SCALE = 400 / math.log(10)  # Elo points per unit of log-strength
 BOOTSTRAP = 200  # resamples of the deals for the interval
 PRIOR_DRAWS = 1.0  # drawn comparisons added to each pair that met
 TOLERANCE = 1e-10
-MAX_ITERATIONS = 20_000
+MAX_ITERATIONS = 200  # Newton steps (a fit takes about 10)
 
 
-def comparisons(records: Sequence[dict], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Per (table, deal) unit, in a fixed order: ``wins[u, a, b]`` (a ahead of b, ties 1/2) and
-    ``met[u, a, b]`` (comparisons of a and b; symmetric)."""
+def comparisons(records: Sequence[dict], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per-pair sufficient statistics per (table, deal) unit, sparse: for every (unit, pair) that met,
+    ``unit[e]``, ``pair[e]`` (an index into the ``[P, 2]`` array of agent pairs ``pairs``, ``a < b``),
+    and ``stats[e]`` = (a ahead of b, ties 1/2; comparisons), with units numbered in a fixed order.
+    Memory grows with the pairs that meet at each unit, never with units x agents**2."""
     index = {n: i for i, n in enumerate(names)}
-    units: dict = {}
-    k = len(names)
+    keys: dict = {}
+    by_size: dict = {}  # seats -> ([unit key id], [agent indices], [ranks])
     for rec in records:
-        key = (repr(rec["table"]), rec["deal"])
-        if key not in units:
-            units[key] = (np.zeros((k, k)), np.zeros((k, k)))
-        wins, met = units[key]
-        agents, ranks = rec["agents"], rec["ranks"]
-        for i, a in enumerate(agents):
-            for j, b in enumerate(agents):
-                if a != b:
-                    ia, ib = index[a], index[b]
-                    wins[ia, ib] += 1.0 if ranks[i] < ranks[j] else 0.5 if ranks[i] == ranks[j] else 0.0
-                    met[ia, ib] += 1.0
-    order = sorted(units)  # the order of the games does not matter, only the set
-    if not order:
-        return np.zeros((0, k, k)), np.zeros((0, k, k))
-    return np.stack([units[u][0] for u in order]), np.stack([units[u][1] for u in order])
+        agents = rec["agents"]
+        kid = keys.setdefault((repr(rec["table"]), rec["deal"]), len(keys))
+        u, who, rk = by_size.setdefault(len(agents), ([], [], []))
+        u.append(kid)
+        who.append([index[a] for a in agents])
+        rk.append(rec["ranks"])
+    order = np.empty(len(keys), np.int64)  # key id -> unit number in sorted order (the order of the games does not matter)
+    order[[keys[k] for k in sorted(keys)]] = np.arange(len(keys))
+    k = len(names)
+    cells, wins_all, met_all = [], [], []
+    for n, (u, who, rk) in by_size.items():
+        u, who, rk = order[np.array(u, np.int64)], np.array(who, np.int64).reshape(-1, n), np.array(rk, np.float64).reshape(-1, n)
+        for i in range(n):
+            for j in range(i + 1, n):
+                a, b, ra, rb = who[:, i], who[:, j], rk[:, i], rk[:, j]
+                keep = a != b
+                swap = a > b
+                lo, hi = np.where(swap, b, a), np.where(swap, a, b)
+                ahead = np.where(ra < rb, 1.0, np.where(ra == rb, 0.5, 0.0))
+                ahead = np.where(swap, 1.0 - ahead, ahead)
+                cells.append(((u * k + lo) * k + hi)[keep])
+                wins_all.append(ahead[keep])
+    if not cells:
+        return np.zeros((0, 2), np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2))
+    cell = np.concatenate(cells)
+    uniq, inverse = np.unique(cell, return_inverse=True)
+    wins = np.bincount(inverse, np.concatenate(wins_all), minlength=len(uniq))
+    met = np.bincount(inverse, minlength=len(uniq)).astype(np.float64)
+    unit, ab = np.divmod(uniq, k * k)
+    pair_codes, pair = np.unique(ab, return_inverse=True)
+    pairs = np.stack(np.divmod(pair_codes, k), axis=1).astype(np.int64)
+    return pairs, unit.astype(np.int64), pair.astype(np.int64), np.stack([wins, met], axis=1)
 
 
-def fit(wins: np.ndarray, met: np.ndarray) -> np.ndarray:
-    """Log-strengths (mean 0) of the Bradley–Terry maximum-likelihood fit; ``wins`` and ``met`` are
-    ``[..., k, k]`` (a leading batch of independent fits is allowed)."""
-    met_any = (met > 0).astype(float)
-    w = wins + 0.5 * PRIOR_DRAWS * met_any
-    m = met + PRIOR_DRAWS * met_any
-    total_wins = w.sum(axis=-1)
-    p = np.ones(w.shape[:-1])
+def groups(pairs: np.ndarray, k: int) -> np.ndarray:
+    """The connected group of each of `k` agents in the graph of pairs that met (-1: met nobody)."""
+    parent = list(range(k))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs.tolist():
+        parent[root(a)] = root(b)
+    seen = np.zeros(k, bool)
+    seen[pairs.ravel()] = True
+    out = np.full(k, -1, np.int64)
+    numbered: dict = {}
+    for a in range(k):
+        if seen[a]:
+            out[a] = numbered.setdefault(root(a), len(numbered))
+    return out
+
+
+def fit(pairs: np.ndarray, wins: np.ndarray, met: np.ndarray, k: int) -> np.ndarray:
+    """Log-strengths of the Bradley–Terry maximum-likelihood fit from per-pair sums: ``pairs`` ``[P, 2]``,
+    ``wins`` and ``met`` ``[..., P]`` (a leading batch of independent fits is allowed); ``[..., k]``,
+    mean 0. The agents must be one connected group (`bradley_terry` fits each group apart). Newton's
+    method on the log-likelihood (concave; the prior draws keep it strictly so), steps capped at 1."""
+    a, b = pairs[:, 0], pairs[:, 1]
+    batch = wins.shape[:-1]
+    w_ab = np.broadcast_to(wins + 0.5 * PRIOR_DRAWS, batch + (len(a),)).reshape(-1, len(a))
+    m = np.broadcast_to(met + PRIOR_DRAWS, batch + (len(a),)).reshape(-1, len(a))
+    B = w_ab.shape[0]
+    theta = np.zeros((B, k))
+    flat = (a * k + b, b * k + a, a * k + a, b * k + b)
     for _ in range(MAX_ITERATIONS):
-        denom = (m / (p[..., :, None] + p[..., None, :])).sum(axis=-1)
-        new = np.where(denom > 0, total_wins / np.where(denom > 0, denom, 1.0), 1.0)
-        new = new / np.exp(np.log(new).mean(axis=-1, keepdims=True))
-        done = np.max(np.abs(new - p) / new) < TOLERANCE
-        p = new
-        if done:
+        prob = 1.0 / (1.0 + np.exp(theta[:, b] - theta[:, a]))  # a ahead of b
+        resid = w_ab - m * prob  # a's wins minus their expectation
+        grad = np.empty((B, k))
+        for row in range(B):  # bincount, not a matrix product: no BLAS threads to wait for on a busy machine
+            grad[row] = np.bincount(a, resid[row], k) - np.bincount(b, resid[row], k)
+        c = m * prob * (1.0 - prob)
+        lap = np.empty((B, k * k))
+        for row in range(B):
+            lap[row] = (np.bincount(flat[2], c[row], k * k) + np.bincount(flat[3], c[row], k * k)
+                        - np.bincount(flat[0], c[row], k * k) - np.bincount(flat[1], c[row], k * k))
+        lap = lap.reshape(B, k, k) + 1.0 / k  # the mean is fixed at 0: the gauge
+        step = np.linalg.solve(lap, grad[..., None])[..., 0]
+        step *= np.minimum(1.0, 1.0 / np.maximum(np.abs(step).max(axis=-1, keepdims=True), 1e-300))
+        theta = theta + step
+        theta -= theta.mean(axis=-1, keepdims=True)
+        if np.abs(step).max() < TOLERANCE:
             break
-    return np.log(p)
+    return theta.reshape(batch + (k,))
 
 
 def bradley_terry(records: Sequence[dict], names: Sequence[str], min_agents: int = 2, bootstrap: int = BOOTSTRAP,
                   seed: int = 0) -> dict | None:
-    """Per agent: ``rating`` (Elo scale, mean 0) with its 95% bootstrap interval over deals; None with
-    fewer than `min_agents` agents or no comparisons."""
+    """Per agent that met another: ``rating`` (Elo scale, mean 0 within its group) with its 95% bootstrap
+    interval over deals, and ``group`` (1, 2, ...) when the agents fall into groups that never met, each
+    then rated on a scale of its own. An agent without games has no entry. None with fewer than
+    `min_agents` agents or no comparisons."""
     if len(names) < min_agents:
         return None
-    wins, met = comparisons(records, names)
-    if not met.any():
+    k = len(names)
+    pairs, unit, pair, stats = comparisons(records, names)
+    if not len(stats):
         return None
-    rating = SCALE * fit(wins.sum(axis=0), met.sum(axis=0))
-    counts = np.random.default_rng(seed).multinomial(len(wins), np.full(len(wins), 1 / len(wins)), size=bootstrap).astype(float)
-    draws = SCALE * fit(np.einsum("bu,uij->bij", counts, wins), np.einsum("bu,uij->bij", counts, met))
-    low, high = np.percentile(draws, [2.5, 97.5], axis=0)
-    return {n: {"rating": float(rating[i]), "ci_low": float(low[i]), "ci_high": float(high[i])} for i, n in enumerate(names)}
+    P, U = len(pairs), int(unit.max()) + 1
+    wins = np.bincount(pair, stats[:, 0], minlength=P)
+    met = np.bincount(pair, stats[:, 1], minlength=P)
+    group = groups(pairs, k)
+    rng = np.random.default_rng(seed)
+    draws_w = np.zeros((bootstrap, P))
+    draws_m = np.zeros((bootstrap, P))
+    for start in range(0, bootstrap, 16):  # a few resamples at a time: memory stays at 16 x units
+        for row in range(min(16, bootstrap - start)):
+            weight = np.bincount(rng.integers(0, U, size=U), minlength=U).astype(float)[unit]  # U units drawn with replacement
+            draws_w[start + row] = np.bincount(pair, weight * stats[:, 0], minlength=P)
+            draws_m[start + row] = np.bincount(pair, weight * stats[:, 1], minlength=P)
+    rating = np.full(k, np.nan)
+    draws = np.full((bootstrap, k), np.nan)
+    n_groups = int(group.max()) + 1
+    for g in range(n_groups):
+        members = np.flatnonzero(group == g)
+        local = np.full(k, -1, np.int64)
+        local[members] = np.arange(len(members))
+        sel = np.flatnonzero(group[pairs[:, 0]] == g)
+        sub = local[pairs[sel]]
+        rating[members] = SCALE * fit(sub, wins[sel], met[sel], len(members))
+        for start in range(0, bootstrap, 16):  # 16 fits at a time: memory 16 x group size**2
+            part = slice(start, start + 16)
+            draws[part, members] = SCALE * fit(sub, draws_w[part][:, sel], draws_m[part][:, sel], len(members))
+    low, high = rating.copy(), rating.copy()
+    seen = np.flatnonzero(group >= 0)
+    if bootstrap:
+        low[seen], high[seen] = np.percentile(draws[:, seen], [2.5, 97.5], axis=0)
+    out = {}
+    for i, n in enumerate(names):
+        if group[i] < 0:
+            continue
+        out[n] = {"rating": float(rating[i]), "ci_low": float(low[i]), "ci_high": float(high[i])}
+        if n_groups > 1:
+            out[n]["group"] = int(group[i]) + 1
+    return out

@@ -76,6 +76,17 @@ def markdown(results: Sequence[dict], notes: bool = True) -> str:
                 f"| {res['game']} | {res['num_players']} | {name} | {_fmt(s['score'])} | {_fmt(s['reward'])} | "
                 f"{_fmt(s['win'])} | {_fmt(s['rank'])} | {sk} | {games} |{edge}"
             )
+    for res in results:  # agents in groups that never met are rated on separate scales: say so
+        rated = res.get("ratings") or {}
+        parts: dict = {}
+        for name, r in rated.items():
+            if "group" in r:
+                parts.setdefault(r["group"], []).append(name)
+        if parts:
+            lines.append("")
+            lines.append(f"{res['game']}, {res['num_players']} players: the agents fall into {len(parts)} groups that never met "
+                         "(even through others), each rated on its own scale (mean 0 within it); ratings of two groups "
+                         "cannot be compared: " + "; ".join(f"group {g}: {', '.join(v)}" for g, v in sorted(parts.items())) + ".")
     for res in exploited:
         e = next(iter(res["exploitability"].values()))
         lines += ["", f"Best-response edge, {res['game']} {res['num_players']}p: a PPO best response trained from scratch "
@@ -176,8 +187,10 @@ def plot(res: dict, out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(max(4.5, 1.5 + 1.3 * len(names)), 3.4 + 0.25 * lines), layout="constrained")
     if res.get("ratings"):
         rated = res["ratings"]
-        mu = [rated[n]["rating"] for n in names]
-        err = [[rated[n]["rating"] - rated[n]["ci_low"] for n in names], [rated[n]["ci_high"] - rated[n]["rating"] for n in names]]
+        none = {"rating": float("nan"), "ci_low": float("nan"), "ci_high": float("nan")}  # an agent without games
+        mu = [rated.get(n, none)["rating"] for n in names]
+        err = [[rated.get(n, none)["rating"] - rated.get(n, none)["ci_low"] for n in names],
+               [rated.get(n, none)["ci_high"] - rated.get(n, none)["rating"] for n in names]]
         ax.set_ylabel("rating (Elo scale, 95% CI)")
     else:
         mu = [res["overall"][n]["score"]["mean"] for n in names]
