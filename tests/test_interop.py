@@ -339,3 +339,43 @@ def test_pufferlib_takes_the_parallel_form_and_fails_on_the_aec_form_as_document
         PettingZooPufferEnv(env=envs.make("neu")).reset(seed=0)
     obs, infos = PettingZooPufferEnv(env=envs.module("neu").parallel_env()).reset(seed=0)
     assert len(obs) == 4
+
+
+def masked_random_policy(td):
+    """A random policy that reads each seat's mask (docs/interop.md, "TorchRL, batched")."""
+    import torch
+
+    mask = td["agents", "action_mask"].float()
+    mask[mask.sum(-1) == 0, 0] = 1.0  # a seat with nothing to decide: action 0, ignored
+    td["agents", "action"] = torch.multinomial(mask.flatten(0, -2), 1).view(mask.shape[:-1])
+    return td
+
+
+def test_torchrl_batched_serial_env_respects_masks_with_a_masked_policy():
+    """TorchRL's SerialEnv over the wrapper: its default random rollout samples the whole action
+    space, so nearly every step is an illegal move that ends the game at -1; a policy that reads
+    ("agents", "action_mask") plays legal moves only and the games run their course."""
+    pytest.importorskip("torchrl")
+    import functools
+
+    import torch
+    from torchrl.envs import SerialEnv
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+    from torchrl.envs.utils import MarlGroupMapType
+
+    def make(game):
+        return PettingZooWrapper(envs.make(game, num_players=4), use_mask=True, group_map=MarlGroupMapType.ALL_IN_ONE_GROUP)
+
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = SerialEnv(2, functools.partial(make, "deadfall")).rollout(100, break_when_any_done=False)
+        masked = SerialEnv(2, functools.partial(make, "deadfall")).rollout(300, masked_random_policy, break_when_any_done=False)
+    illegal = lambda td: int((td["next", "agents", "info", "illegal_move"][..., 0] >= 0).sum())  # noqa: E731
+    assert illegal(plain) > 50  # the trap: the unmasked random rollout
+    assert illegal(masked) == 0
+    acting = masked["agents", "mask"]  # the seat to act at each step of each table
+    chosen = masked["agents", "action"][acting]
+    legal = masked["agents", "action_mask"][acting]
+    assert legal.gather(1, chosen[:, None]).all()  # every move played was legal for its seat
+    assert int(masked["next", "done"].sum()) >= 2  # whole games, ended by the rules
