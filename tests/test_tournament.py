@@ -583,3 +583,16 @@ def test_the_rating_statistics_grow_with_the_pairs_that_meet_not_with_agents_squ
     assert len(pairs) == 150 and len(stats) == 150 * 20 and stats[:, 0].sum() == 150 * 20
     rated = T.bradley_terry(recs, names, bootstrap=20)
     assert len(rated) == 300 and {r["group"] for r in rated.values()} == set(range(1, 151))
+
+
+def test_the_bootstrap_shortcut_agrees_with_newtons_steps():
+    from experiments.tournament import ratings as RT
+
+    rng = np.random.default_rng(1)
+    k = 6
+    pairs = np.array([(i, j) for i in range(k) for j in range(i + 1, k)])
+    met = rng.integers(20, 40, size=(30, len(pairs))).astype(float)
+    wins = rng.binomial(met.astype(int), 0.6).astype(float)
+    full = RT.fit(pairs, wins.mean(0), met.mean(0), k)
+    chord = RT.fit(pairs, wins, met, k, full, RT._curvature(pairs, met.mean(0), full, k))
+    assert np.abs(chord - RT._newton(pairs, wins, met, k, None)).max() < 1e-8

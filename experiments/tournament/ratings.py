@@ -108,7 +108,18 @@ def groups(pairs: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def fit(pairs: np.ndarray, wins: np.ndarray, met: np.ndarray, k: int) -> np.ndarray:
+def _curvature(pairs: np.ndarray, met: np.ndarray, theta: np.ndarray, k: int) -> np.ndarray:
+    """The inverse of the log-likelihood's negative Hessian at `theta` (one fit), with the mean fixed."""
+    a, b = pairs[:, 0], pairs[:, 1]
+    prob = 1.0 / (1.0 + np.exp(theta[b] - theta[a]))
+    c = (met + PRIOR_DRAWS) * prob * (1.0 - prob)
+    lap = (np.bincount(a * k + a, c, k * k) + np.bincount(b * k + b, c, k * k)
+           - np.bincount(a * k + b, c, k * k) - np.bincount(b * k + a, c, k * k)).reshape(k, k)
+    return np.linalg.inv(lap + 1.0 / k)
+
+
+def fit(pairs: np.ndarray, wins: np.ndarray, met: np.ndarray, k: int, start: np.ndarray | None = None,
+        curvature: np.ndarray | None = None) -> np.ndarray:
     """Log-strengths of the Bradley–Terry maximum-likelihood fit from per-pair sums: ``pairs`` ``[P, 2]``,
     ``wins`` and ``met`` ``[..., P]`` (a leading batch of independent fits is allowed); ``[..., k]``,
     mean 0. The agents must be one connected group (`bradley_terry` fits each group apart). Newton's
@@ -118,7 +129,9 @@ def fit(pairs: np.ndarray, wins: np.ndarray, met: np.ndarray, k: int) -> np.ndar
     w_ab = np.broadcast_to(wins + 0.5 * PRIOR_DRAWS, batch + (len(a),)).reshape(-1, len(a))
     m = np.broadcast_to(met + PRIOR_DRAWS, batch + (len(a),)).reshape(-1, len(a))
     B = w_ab.shape[0]
-    theta = np.zeros((B, k))
+    theta = np.zeros((B, k)) if start is None else np.tile(start, (B, 1))
+    # With `curvature` (the full fit's, for bootstrap draws near it): that one matrix for every step and
+    # draw (a chord method: one small product a step, no linear solve per draw).
     flat = (a * k + b, b * k + a, a * k + a, b * k + b)
     for _ in range(MAX_ITERATIONS):
         prob = 1.0 / (1.0 + np.exp(theta[:, b] - theta[:, a]))  # a ahead of b
@@ -126,6 +139,15 @@ def fit(pairs: np.ndarray, wins: np.ndarray, met: np.ndarray, k: int) -> np.ndar
         grad = np.empty((B, k))
         for row in range(B):  # bincount, not a matrix product: no BLAS threads to wait for on a busy machine
             grad[row] = np.bincount(a, resid[row], k) - np.bincount(b, resid[row], k)
+        if curvature is not None:
+            step = grad @ curvature
+            if not np.abs(step).max() < 1.0:  # too far from the full fit for its curvature: Newton's steps instead
+                return _newton(pairs, wins, met, k, start)
+            theta = theta + step
+            theta -= theta.mean(axis=-1, keepdims=True)
+            if np.abs(step).max() < TOLERANCE:
+                break
+            continue
         c = m * prob * (1.0 - prob)
         lap = np.empty((B, k * k))
         for row in range(B):
@@ -138,7 +160,17 @@ def fit(pairs: np.ndarray, wins: np.ndarray, met: np.ndarray, k: int) -> np.ndar
         theta -= theta.mean(axis=-1, keepdims=True)
         if np.abs(step).max() < TOLERANCE:
             break
+    else:
+        if curvature is not None:  # the chord did not settle: Newton's steps
+            return _newton(pairs, wins, met, k, start)
     return theta.reshape(batch + (k,))
+
+
+def _newton(pairs: np.ndarray, wins: np.ndarray, met: np.ndarray, k: int, start: np.ndarray | None) -> np.ndarray:
+    """`fit` by Newton's steps, 16 fits at a time (memory: 16 x k**2)."""
+    if wins.ndim < 2:
+        return fit(pairs, wins, met, k, start)
+    return np.concatenate([fit(pairs, wins[i:i + 16], met[i:i + 16], k, start) for i in range(0, len(wins), 16)])
 
 
 def bradley_terry(records: Sequence[dict], names: Sequence[str], min_agents: int = 2, bootstrap: int = BOOTSTRAP,
@@ -174,10 +206,11 @@ def bradley_terry(records: Sequence[dict], names: Sequence[str], min_agents: int
         local[members] = np.arange(len(members))
         sel = np.flatnonzero(group[pairs[:, 0]] == g)
         sub = local[pairs[sel]]
-        rating[members] = SCALE * fit(sub, wins[sel], met[sel], len(members))
-        for start in range(0, bootstrap, 16):  # 16 fits at a time: memory 16 x group size**2
-            part = slice(start, start + 16)
-            draws[part, members] = SCALE * fit(sub, draws_w[part][:, sel], draws_m[part][:, sel], len(members))
+        theta = fit(sub, wins[sel], met[sel], len(members))
+        rating[members] = SCALE * theta
+        if bootstrap:
+            curvature = _curvature(sub, met[sel], theta, len(members))
+            draws[:, members] = SCALE * fit(sub, draws_w[:, sel], draws_m[:, sel], len(members), theta, curvature)
     low, high = rating.copy(), rating.copy()
     seen = np.flatnonzero(group >= 0)
     if bootstrap:
