@@ -97,6 +97,7 @@ def _is_hands(v) -> bool:
 
 class Deadfall(Engine):
     game_name = "deadfall"
+    display_name = "Deadfall"
     deck = DECK
     card_names = {r: str(r) for r in RANKS}
     OBS_PARTS = {"hand": OBS_HAND, "unseen": OBS_UNSEEN, "pot": OBS_POT, "hand_number": OBS_HAND_NUMBER,

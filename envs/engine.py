@@ -102,6 +102,7 @@ class Engine:
     """Base class: the declarative facts about a game plus shared plumbing."""
 
     game_name = ""
+    display_name = ""  # the game's name for people ("Not Your Ma's Jong")
     min_players = 2
     max_players = 7
     default_players = 4

@@ -86,6 +86,7 @@ def parse_card(card) -> int:
 
 class Neu(Engine):
     game_name = "neu"
+    display_name = "Neu"
     deck = DECK
     min_players, max_players, default_players = 2, 7, 4
     OPTIONS = {

@@ -164,6 +164,7 @@ def _number_plays(copies: int, v: int, held: int, wilds: int, c: int, more: bool
 
 class NotForMe(Engine):
     game_name = "not_for_me"
+    display_name = "Not For Me"
     card_names = dict(enumerate(KIND_NAMES))
     OBS_PARTS = {"hand": OBS_HAND, "field_count": OBS_FIELD_COUNT, "field_number": OBS_FIELD_NUMBER,
                  "passes": OBS_PASSES, "supply": OBS_SUPPLY, "draw_pile": OBS_DRAW_PILE, "round": OBS_ROUND,

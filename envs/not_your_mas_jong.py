@@ -190,6 +190,7 @@ def is_complete_concealed(counts) -> bool:
 
 class NotYourMasJong(Engine):
     game_name = "not_your_mas_jong"
+    display_name = "Not Your Ma's Jong"
     deck = DECK
     card_names = dict(enumerate(CARD_NAMES))
     # Only a player holding a legal steal may be asked about a discard (steal_phase="eligible"),

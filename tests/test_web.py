@@ -755,3 +755,9 @@ def test_live_frames_reveal_hands_only_once_the_round_is_over(game):
         else:
             assert "rounds" not in shown, f"{game} frame {shown['step']}: hands revealed before the round ended"
     assert reveals >= 1 and live.frames[-1]["over"] and "rounds" in live.frames[-1]
+
+
+def test_setup_names_each_game_as_its_engine_does():
+    names = {g["game"]: g["display"] for g in web.setup()["games"]}
+    assert names == {"not_for_me": "Not For Me", "deadfall": "Deadfall", "neu": "Neu", "not_your_mas_jong": "Not Your Ma's Jong"}
+    assert all(names[g] == replay.engine_class(g).display_name for g in names)

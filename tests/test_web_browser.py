@@ -328,3 +328,74 @@ def test_a_bad_header_leaves_the_rest_of_the_list(browser, site):
         bad = pg.locator("#replays button[disabled]")
         assert bad.count() == 1 and "agents must be a list" in bad.first.inner_text()
         assert "won by" in pg.inner_text("#replays")
+
+
+def tap(pg, selector):
+    """Click as a finger does, where the element is: Playwright's click would first scroll it into view."""
+    pg.evaluate(f"document.querySelector({selector!r}).click()")
+
+
+def _board_top(pg) -> float:
+    """Where the board's top is in the window (negative: scrolled above it)."""
+    return pg.evaluate("document.querySelector('#view').getBoundingClientRect().top")
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_stepping_and_playing_keep_the_board_in_view(browser, site, width):
+    url, folder = site
+    rep = replay.read(sorted(folder.glob("neu*" + replay.SUFFIX))[0])
+    with open_page(browser, width, 800) as pg:
+        pg.goto(url)
+        pg.locator("#replays button").first.click()
+        pg.wait_for_selector(f"text=move 0 / {len(rep.moves)}")
+        pg.evaluate("document.querySelector('#view').scrollIntoView({block: 'start'})")
+        top = _board_top(pg)
+        for step in range(1, 8):
+            tap(pg, "#next")
+            # the board stays where it was in the window (the page may grow above it; the browser
+            # keeps it anchored), so the page never scrolled it away
+            assert abs(_board_top(pg) - top) < 2, f"step {step} moved the board to {_board_top(pg)}"
+            # no spoilers: the log lists the moves up to the one shown, no further
+            shown = pg.locator("#moves li:not([hidden])").count()
+            assert shown == step + 1, (step, shown)
+        assert abs(_board_top(pg) - top) < 1 and 0 <= _board_top(pg) < 800
+        pg.press("body", "End")  # the last step shows the whole log
+        assert pg.locator("#moves li:not([hidden])").count() == len(rep.moves) + 1
+        # the game's display name, not its id
+        assert pg.inner_text("#info").startswith("Neu ·")
+        # play: a move keeps the board where it was
+        start(pg, url, "not_your_mas_jong", seed=3)
+        pg.wait_for_selector("#legal button")
+        assert pg.locator("#p-game option[value=not_your_mas_jong]").inner_text() == "Not Your Ma's Jong"
+        # each suited card carries its suit's letter, not its colour alone
+        suits = pg.evaluate("[...document.querySelectorAll('#hands .hand.mine .card')].map(c => "
+                            "[c.title.split(' ')[0], getComputedStyle(c, '::before').content])")
+        suited = [(w, c) for w, c in suits if w in ("Red", "Blue", "Green", "Yellow")]
+        assert suited and all(c == f'"{w[0]}"' for w, c in suited), suits
+        pg.evaluate("document.querySelector('#view').scrollIntoView({block: 'start'})")
+        for _ in range(4):
+            pg.wait_for_selector("#legal button, #result table")
+            if pg.locator("#result table").count():
+                break
+            tap(pg, "#legal button")
+            pg.wait_for_timeout(50)
+            # the page may shorten or grow as the moves change (the browser then shifts it a
+            # little), but three quarters of the board at least stay in the window
+            box = pg.evaluate("(({top, bottom}) => [top, bottom])(document.querySelector('#view').getBoundingClientRect())")
+            seen = min(box[1], 800) - max(box[0], 0)
+            assert seen >= 0.75 * (box[1] - box[0]), f"a move moved the board to {box}"
+
+
+def test_the_rules_dialog_is_formatted_and_opens_at_the_top(browser, site):
+    url, _ = site
+    with open_page(browser, 390, 700) as pg:
+        start(pg, url, "deadfall", seed=1)
+        pg.wait_for_selector("#legal button, #result table")
+        pg.click("#rules-open")
+        text = pg.inner_text("#rules-text")
+        assert "**" not in text and "Deadfall" in text
+        assert pg.locator("#rules-text h3").count() >= 1 and pg.locator("#rules-text strong").count() >= 1
+        assert pg.locator("#rules-text li").count() >= 3
+        assert pg.evaluate("document.querySelector('#rules').scrollTop") == 0
+        assert pg.text_content("#rules-title") == "Rules: Deadfall"
+        pg.click("#rules-close")

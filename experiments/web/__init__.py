@@ -100,7 +100,7 @@ def setup() -> dict:
         options = [{"name": name, "default": replay_format.jsonable(default), "help": help}
                    for name, (default, _, help) in cls.OPTIONS.items()]
         bots = {n: Bots.kinds(g, n) for n in range(cls.min_players, cls.max_players + 1)}
-        games.append({"game": g, "min_players": cls.min_players, "max_players": cls.max_players,
+        games.append({"game": g, "display": cls.display_name or g, "min_players": cls.min_players, "max_players": cls.max_players,
                       "default_players": cls.default_players, "rule_options": options, "bots": bots,
                       "rules": rules_text(g)})
     return {"games": games, "bots": list(BOT_KINDS)}

@@ -35,6 +35,12 @@ function el(tag, props, ...children) {
   return node;
 }
 
+// The game's name for people (the engine's display_name, from /api/setup).
+function displayName(game) {
+  const g = state.setup && state.setup.games.find((x) => x.game === game);
+  return g ? g.display : game.replaceAll("_", " ");
+}
+
 function delay() { return Number($("speed").value); }
 
 // The URL keeps what is on screen, so that a reload or a shared link comes back to it.
@@ -56,7 +62,10 @@ function cardEl(name) {
   if (colour) kind = colour;
   else if (/^-?\d+$/.test(text)) kind = "number";
   const value = colour ? words.slice(1).join(" ") : text;
-  return el("span", { className: `card ${kind}`, title: text }, el("b", { textContent: value }));
+  const card = el("span", { className: `card ${kind}`, title: text }, el("b", { textContent: value }));
+  if (colour) card.dataset.suit = words[0][0].toUpperCase();  // drawn before the value: the suit without colour
+  card.setAttribute("aria-label", text);
+  return card;
 }
 
 function handRow(label, cards, mine) {
@@ -159,7 +168,7 @@ async function loadReplays() {
   const games = [...new Set(replays.filter((r) => !r.unreadable).map((r) => r.game))].sort();
   const filter = $("r-game");
   const keep = filter.value;
-  filter.replaceChildren(el("option", { value: "", textContent: "all games" }), ...games.map((g) => el("option", { value: g, textContent: g.replaceAll("_", " ") })));
+  filter.replaceChildren(el("option", { value: "", textContent: "all games" }), ...games.map((g) => el("option", { value: g, textContent: displayName(g) })));
   filter.value = games.includes(keep) ? keep : "";
   drawReplayList();
 }
@@ -193,7 +202,7 @@ function drawReplayList() {
       b.classList.toggle("active", r.id === state.replayId);
       ul.append(el("li", {}, b));
     }
-    list.append(el("details", { open: true }, el("summary", { textContent: `${key.replaceAll("_", " ")} (${items.length})` }), ul));
+    list.append(el("details", { open: true }, el("summary", { textContent: `${displayName(key)} (${items.length})` }), ul));
   }
 }
 
@@ -227,7 +236,7 @@ async function openReplay(id, view) {
   $("watch-controls").classList.remove("hidden");
   const you = r.view === "spectator" ? null : r.view;
   const what = you === null ? "as a spectator: every hand is shown" : `from player_${you}'s seat: only what that seat may see`;
-  $("info").textContent = `${r.game} · ${r.players} players · ${r.agents.join(", ")} — watching ${what}`;
+  $("info").textContent = `${displayName(r.game)} · ${r.players} players · ${r.agents.join(", ")} — watching ${what}`;
   setRules(r.game);
   clearTable();
   const moves = $("moves");
@@ -249,8 +258,23 @@ function goTo(pos) {
   drawResult(f.over ? f : null, r.agents, you);
   drawReveal(f.rounds, r.agents, you);
   const items = $("moves").children;
-  for (let i = 0; i < items.length; i++) items[i].classList.toggle("current", i === state.pos);
-  if (items[state.pos]) items[state.pos].scrollIntoView({ block: "nearest" });
+  for (let i = 0; i < items.length; i++) {
+    items[i].classList.toggle("current", i === state.pos);
+    items[i].hidden = i > state.pos;  // no spoilers: the log stops at the move shown
+  }
+  if (items[state.pos]) scrollLogTo(items[state.pos]);
+}
+
+// Bring a log item into view by scrolling the log's own box only: scrollIntoView would scroll
+// the whole one-column page at phone width and take the board away.
+function scrollLogTo(item) {
+  const box = $("log");
+  const head = box.querySelector("h2");
+  const b = box.getBoundingClientRect();
+  const r = item.getBoundingClientRect();
+  const top = b.top + (head ? head.offsetHeight : 0);
+  if (r.top < top) box.scrollTop -= top - r.top;
+  else if (r.bottom > b.bottom) box.scrollTop += r.bottom - b.bottom;
 }
 
 function stopAutoplay() {
@@ -274,17 +298,88 @@ function toggleAutoplay() {
 }
 
 // -- rules -----------------------------------------------------------------------------------
+// A small Markdown reader for RULES.md: headings, paragraphs, lists, tables and code blocks as
+// elements, with **bold**, *italic* and `code` inline. It builds DOM nodes from text nodes only
+// (never innerHTML), so nothing in the text can become markup; links show their words.
+function markdownInline(text) {
+  const out = [];
+  const re = /(\*\*[^*]+\*\*|`[^`]+`|\*[^*\s][^*]*\*|\[[^\]]+\]\([^)]*\))/g;
+  let last = 0;
+  for (const m of text.matchAll(re)) {
+    if (m.index > last) out.push(document.createTextNode(text.slice(last, m.index)));
+    const t = m[0];
+    if (t.startsWith("**")) out.push(el("strong", { textContent: t.slice(2, -2) }));
+    else if (t.startsWith("`")) out.push(el("code", { textContent: t.slice(1, -1) }));
+    else if (t.startsWith("[")) out.push(document.createTextNode(t.slice(1, t.indexOf("]("))));
+    else out.push(el("em", { textContent: t.slice(1, -1) }));
+    last = m.index + t.length;
+  }
+  if (last < text.length) out.push(document.createTextNode(text.slice(last)));
+  return out;
+}
+
+function markdownBlocks(md) {
+  const blocks = [];
+  const lines = md.replace(/\r/g, "").split("\n");
+  let i = 0;
+  const para = [];
+  const flush = () => { if (para.length) blocks.push(el("p", {}, ...markdownInline(para.join(" ")))); para.length = 0; };
+  while (i < lines.length) {
+    const line = lines[i];
+    const h = /^(#{1,6})\s+(.*)$/.exec(line);
+    if (line.startsWith("```")) {
+      flush();
+      const code = [];
+      for (i++; i < lines.length && !lines[i].startsWith("```"); i++) code.push(lines[i]);
+      blocks.push(el("pre", { textContent: code.join("\n") }));
+      i++;
+    } else if (h) {
+      flush();
+      blocks.push(el(`h${Math.min(h[1].length + 1, 6)}`, {}, ...markdownInline(h[2])));
+      i++;
+    } else if (/^\s*\|/.test(line)) {
+      flush();
+      const table = el("table", { className: "md" });
+      for (; i < lines.length && /^\s*\|/.test(lines[i]); i++) {
+        const cells = lines[i].trim().replace(/^\||\|$/g, "").split("|").map((c) => c.trim());
+        if (cells.every((c) => /^:?-+:?$/.test(c))) continue;
+        const tag = table.rows.length === 0 ? "th" : "td";
+        table.append(el("tr", {}, ...cells.map((c) => el(tag, {}, ...markdownInline(c)))));
+      }
+      blocks.push(table);
+    } else if (/^\s*([-*]|\d+\.)\s+/.test(line)) {
+      flush();
+      const ordered = /^\s*\d+\./.test(line);
+      const list = el(ordered ? "ol" : "ul", {});
+      for (; i < lines.length && /^\s*([-*]|\d+\.)\s+/.test(lines[i]); i++) {
+        let text = lines[i].replace(/^\s*([-*]|\d+\.)\s+/, "");
+        while (i + 1 < lines.length && /^\s{2,}\S/.test(lines[i + 1]) && !/^\s*([-*]|\d+\.)\s+/.test(lines[i + 1])) text += " " + lines[++i].trim();
+        list.append(el("li", {}, ...markdownInline(text)));
+      }
+      blocks.push(list);
+    } else if (/^\s*(---+|\*\*\*+)\s*$/.test(line)) {
+      flush(); blocks.push(el("hr", {})); i++;
+    } else if (line.trim() === "") {
+      flush(); i++;
+    } else {
+      para.push(line.trim().replace(/^>\s?/, "")); i++;
+    }
+  }
+  flush();
+  return blocks;
+}
+
 function setRules(game) {
   const g = state.setup && state.setup.games.find((x) => x.game === game);
-  $("rules-text").textContent = g ? g.rules : "";
-  $("rules-title").textContent = g ? `Rules: ${game.replaceAll("_", " ")}` : "Rules";
+  $("rules-text").replaceChildren(...markdownBlocks(g ? g.rules : ""));
+  $("rules-title").textContent = g ? `Rules: ${displayName(game)}` : "Rules";
 }
 
 // -- play mode -------------------------------------------------------------------------------
 async function loadSetup() {
   state.setup = await api("GET", "/api/setup");
   const games = $("p-game");
-  for (const g of state.setup.games) games.append(el("option", { value: g.game, textContent: g.game.replaceAll("_", " ") }));
+  for (const g of state.setup.games) games.append(el("option", { value: g.game, textContent: g.display }));
   games.value = state.setup.games.some((g) => g.game === "neu") ? "neu" : state.setup.games[0].game;
   gameChanged();
 }
@@ -365,7 +460,7 @@ function beginGame(data, instant) {
   clearTable();
   setHash({ play: data.id });
   setRules(data.game);
-  $("info").textContent = `${data.game} · ${data.players} players · you are player_${data.human}; bots: ${data.agents.filter((a) => a !== "you").join(", ")}`;
+  $("info").textContent = `${displayName(data.game)} · ${data.players} players · you are player_${data.human}; bots: ${data.agents.filter((a) => a !== "you").join(", ")}`;
   receive(data, instant);
 }
 
@@ -406,7 +501,7 @@ function animate(instant) {
   $("lastmove").textContent = moveText(f, g.agents, g.human);
   const li = logItem(f, g.agents, g.human, null);
   $("moves").append(li);
-  $("moves").lastChild.scrollIntoView({ block: "nearest" });
+  scrollLogTo($("moves").lastChild);
   if (f.rounds) drawReveal(f.rounds, g.agents, g.human);
   else if (f.move && f.move.seat === g.human) $("reveal").replaceChildren();  // your next move clears the last round's hands
   if (f.over) drawResult(f, g.agents, g.human);
@@ -537,7 +632,10 @@ function init() {
   $("play-side").addEventListener("submit", startGame);
   $("again").addEventListener("click", playAgain);
   $("save").addEventListener("click", saveReplay);
-  $("rules-open").addEventListener("click", () => $("rules").showModal());
+  $("rules-open").addEventListener("click", () => {
+    $("rules").showModal();
+    $("rules").scrollTop = 0;  // opened at the top, whatever took the focus
+  });
   $("rules-close").addEventListener("click", () => $("rules").close());
   document.addEventListener("keydown", (ev) => {
     if (state.mode !== "watch" || !state.replay || ["INPUT", "SELECT"].includes(document.activeElement.tagName)) return;
