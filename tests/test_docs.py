@@ -15,7 +15,7 @@ LINK = re.compile(r"\]\(([^)\s]+)\)|<img[^>]*\bsrc=\"([^\"]+)\"")
 
 def test_readme_is_short_and_has_the_test_command():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert len(text.splitlines()) <= 300
+    assert len(text.splitlines()) <= 250
     assert "<!-- test-command -->" in text
 
 
