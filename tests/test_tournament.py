@@ -530,8 +530,10 @@ def test_isolated_output_is_capped_and_a_flooding_agent_forfeits(tmp_path):
     out = _run_cli(tmp_path, ["Flood", "random"], "--isolate", "--on-error", "forfeit")
     assert out.returncode == 0, out.stderr.decode()[-2000:]
     assert len(out.stdout) + len(out.stderr) < 3 << 20, "the child's output was not capped"
-    report = (tmp_path / "out" / "results.md").read_text()
-    assert "wrote more than 1048576 bytes of output" in report or "forfeit" in report
+    assert "forfeited" in (tmp_path / "out" / "results.md").read_text()
+    named = _run_cli(tmp_path, ["Flood", "random"], "--isolate", "--out", str(tmp_path / "raised"))
+    err = named.stderr.decode()
+    assert named.returncode == 1 and "agent 'Flood'" in err and "wrote more than 1048576 bytes of output" in err, err[-2000:]
 
 
 def test_a_constructor_that_calls_os_exit_is_named(tmp_path):
