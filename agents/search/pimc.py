@@ -17,7 +17,7 @@ Options (spec ``pimc:worlds=8,rollout=heuristic,horizon=round``):
 
 `PIMCCheat` (spec ``pimc_cheat``) is an upper bound, not a fair player: runners hand it
 the real game through ``cheat_inform(engine)`` (a copy), and its worlds are that true state
-with fresh chance streams. It never enters a leaderboard or compare by default.
+(every hand and the draw pile's order) with fresh chance streams. It never enters a leaderboard or compare by default.
 """
 
 from __future__ import annotations
