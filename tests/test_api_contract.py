@@ -66,7 +66,7 @@ def test_bad_options_name_what_is_wrong(game):
     with pytest.raises(ValueError, match="no_such_rule"):
         mod.env(no_such_rule=3)
     with pytest.raises(ValueError, match="render_mode"):
-        mod.env(render_mode="rgb_array")
+        mod.env(render_mode="video")
     with pytest.raises(ValueError, match="unknown game"):
         envs.make("chess")
 
