@@ -25,7 +25,8 @@ through others, cannot be put on one scale: each group is fitted on its own
 The 95% interval is a bootstrap over deals: the (table, deal) units (every
 rotation of a deal, as in the other statistics) are drawn with replacement
 ``BOOTSTRAP`` times, the fit is repeated on each draw, and the 2.5th and
-97.5th percentiles are the interval. The draws use a fixed seed and the units
+97.5th percentiles are the interval (widened, where rounding puts it beside the
+rating, to hold it). The draws use a fixed seed and the units
 in a fixed order, so the interval too is the same for any order of the games.
 """
 
@@ -215,6 +216,9 @@ def bradley_terry(records: Sequence[dict], names: Sequence[str], min_agents: int
     seen = np.flatnonzero(group >= 0)
     if bootstrap:
         low[seen], high[seen] = np.percentile(draws[:, seen], [2.5, 97.5], axis=0)
+        # the resampled fits stop at a tolerance, so with one deal (every draw the same) they sit
+        # a rounding away from the fit itself: the interval is widened to hold the rating
+        low, high = np.fmin(low, rating), np.fmax(high, rating)
     out = {}
     for i, n in enumerate(names):
         if group[i] < 0:
