@@ -169,6 +169,15 @@ class Deadfall(Engine):
         return {"caller": -1, "target": -1, "value": 0, "call_right": 0, "copies_in_hands": 0,
                 "paid": 0, "pot": 0, "hand": 0}
 
+    def event_sentence(self, details: dict) -> str:
+        d = {**self.info_defaults(), **details}
+        call = f"Hand {d['hand']}: player_{d['caller']} called DEAD {d['value']} on player_{d['target']}"
+        if d["call_right"]:
+            return (f"{call}, rightly (no {d['value']} in any hand): player_{d['target']} paid {d['paid']} "
+                    f"chips and player_{d['caller']} took the pot of {d['pot']}.")
+        return (f"{call}, wrongly ({d['copies_in_hands']} still in hands): player_{d['caller']} paid "
+                f"{d['paid']} chips and player_{d['target']} took the pot of {d['pot']}.")
+
     def _bounds(self) -> tuple[Bounds, Bounds]:
         n, size = self.num_players, self.hand_size
         chips = n * self.options["starting_chips"]  # chips only move between players and the pot

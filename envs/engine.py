@@ -338,6 +338,11 @@ class Engine:
         """
         return {}
 
+    def event_sentence(self, details: dict[str, Any]) -> str:
+        """One sentence in the game's words about the `ScoreEvent` whose ``details`` are given
+        (the keys of `info_defaults`; absent keys keep their absent values), seats as player_k."""
+        return "The round is over."
+
     def set_bounds(self, obs: "Bounds", state: "Bounds") -> None:
         """Store the per-index bounds built by the engine's ``__init__``."""
         for name, b, size in (("observation", obs, self.obs_size), ("state", state, self.state_size)):

@@ -147,6 +147,11 @@ class Neu(Engine):
         # round_loser: seat (-1 = none); round: 1-based; total: the total that beat the loser.
         return {"round_loser": -1, "round": 0, "total": 0}
 
+    def event_sentence(self, details: dict) -> str:
+        d = {**self.info_defaults(), **details}
+        return (f"Round {d['round']}: at a total of {d['total']}, player_{d['round_loser']} had no card "
+                f"that keeps it at or under 101 and lost a chip.")
+
     # -- set-up --------------------------------------------------------------
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
         n = self.num_players

@@ -251,6 +251,14 @@ class NotForMe(Engine):
         # round_truncated: 1 when the round hit max_round_steps with nobody out.
         return {"round": 0, "went_out": -1, "round_penalties": [0] * self.num_players, "round_truncated": 0}
 
+    def event_sentence(self, details: dict) -> str:
+        d = {**self.info_defaults(), **details}
+        if d["round_truncated"] or d["went_out"] < 0:
+            return f"Round {d['round']} hit its step limit with nobody out: no penalty points."
+        pens = [f"player_{s} {p}" for s, p in enumerate(d["round_penalties"]) if p]
+        took = f"penalty points: {', '.join(pens)}" if pens else "nobody took penalty points"
+        return f"Round {d['round']}: player_{d['went_out']} went out; {took}."
+
     # -- set-up --------------------------------------------------------------
     def reset(self, rng: np.random.Generator, deal: dict | None = None) -> None:
         n = self.num_players

@@ -250,6 +250,20 @@ class NotYourMasJong(Engine):
         one = {"round": 0, "result": 0, "winner": -1, "ma": -1}
         return {**one, **{f"then_{k}": v for k, v in one.items()}}
 
+    def event_sentence(self, details: dict) -> str:
+        d = {**self.info_defaults(), **details}
+        sentence = self._round_sentence(d["round"], d["result"], d["winner"], d["ma"])
+        if d["then_result"]:  # the next Ma won on the deal in the same step
+            sentence += " " + self._round_sentence(d["then_round"], d["then_result"], d["then_winner"], d["then_ma"])
+        return sentence
+
+    @staticmethod
+    def _round_sentence(round_: int, result: int, winner: int, ma: int) -> str:
+        name = RESULT_NAMES[result]
+        if name == "exhausted":
+            return f"Round {round_}: the draw pile ran out, no winner and no payment (Ma player_{ma})."
+        return f"Round {round_}: player_{winner} won by {name[len('win by '):]} (Ma player_{ma})."
+
     def _bounds(self) -> tuple[Bounds, Bounds]:
         n = self.num_players
         tokens = TOKENS * n  # tokens only move between players

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -320,6 +321,28 @@ def test_planted_frame_leaks_are_caught(recorded, monkeypatch, game, plant):
     served = {seat: web_frames.replay_frames(rep, seat) for seat in range(rep.num_players)}
     problems, _ = frame_leaks(rep, served, np.random.default_rng(0))
     assert problems, f"the leak check missed the planted leak ({plant}) in {game}"
+
+
+# Each game's words for how a round ends (docs/RULES.md); one of them is in every sentence.
+ROUND_WORDS = {"neu": ("lost a chip",), "deadfall": ("called DEAD",), "not_for_me": ("went out", "nobody out"),
+               "not_your_mas_jong": ("won by draw", "won by steal", "draw pile ran out")}
+
+
+def test_round_results_are_one_sentence_in_the_games_words(recorded):
+    folder, records, url = recorded
+    for game, recs in records.items():
+        status, data = request("GET", f"{url}/api/replays/{rid(game, recs[0])}?view=1")
+        rounds = [r for f in data["frames"] for r in f.get("rounds", [])]
+        assert status == 200 and rounds, game
+        rep = replay.read(folder / (rid(game, recs[0]) + replay.SUFFIX))
+        events = [e for _, _, e in rep.steps() if e is not None]
+        keys = rep.new_engine().info_defaults()
+        for r, event in zip(rounds, events, strict=True):
+            s = r["sentence"]
+            assert s == rep.new_engine().event_sentence(event.details), game
+            assert re.fullmatch(r"(Round|Hand) \d+: [^\n]+\.", s), f"{game}: not one sentence: {s!r}"
+            assert any(w in s for w in ROUND_WORDS[game]), f"{game}: not in the game's words: {s!r}"
+            assert not re.search(r"_(?!\d)|\[|\b(" + "|".join(keys) + r"):", s), f"{game}: a fact list: {s!r}"
 
 
 def test_spectator_only_on_request(recorded):

@@ -112,6 +112,10 @@ def test_play_a_whole_neu_game_by_clicking(page, site, tmp_path):
     assert len(ranks) == 4 and ranks[0] == "1" and all(re.fullmatch(r"[1-4]", r) for r in ranks)
     assert page.locator("#result tr.you").count() == 1
     assert "Game over" in page.inner_text("#legal")
+    # each round's result is one sentence in the game's words, not a list of facts
+    rounds = page.locator("#moves .round").all_inner_texts()
+    assert rounds and all(re.match(r"Round \d+: at a total of \d+, player_\d .* lost a chip\.", r) for r in rounds), rounds
+    assert not any("round_loser" in r or "loser:" in r for r in rounds)
     shot = tmp_path / "play.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000

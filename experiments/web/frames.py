@@ -97,9 +97,9 @@ def hand_cards(engine, seat: int) -> list[str]:
 
 
 def round_result(engine, event, hands: list[list[str]] | None) -> dict:
-    """A round's end in the game's words: each seat's score change, the engine's facts about the
-    round (seats as player_k, codes by name; public once the round is over) and the hands as
-    the round ended (None where they are not shown)."""
+    """A round's end in the game's words: the engine's sentence about it, each seat's score
+    change, the engine's facts about the round (seats as player_k, codes by name; public once
+    the round is over) and the hands as the round ended (None where they are not shown)."""
     facts = {}
     for k, v in event.details.items():
         if k in engine.INFO_SEATS:
@@ -110,5 +110,5 @@ def round_result(engine, event, hands: list[list[str]] | None) -> dict:
             facts[k] = [int(x) for x in v]
         else:
             facts[k] = int(v) if isinstance(v, (int, np.integer)) else v
-    return {"changes": [int(d) for d in event.deltas], "scores": [int(x) for x in engine.scores], "facts": facts, "hands": hands}
+    return {"sentence": engine.event_sentence(event.details), "changes": [int(d) for d in event.deltas], "scores": [int(x) for x in engine.scores], "facts": facts, "hands": hands}
 

@@ -120,13 +120,10 @@ function drawResult(frame, agents, you) {
 
 function signed(x) { return x > 0 ? `+${x}` : String(x); }
 
-// A round's end in the game's words: the engine's facts ("round_loser: player_2"), each seat's change.
+// A round's end in the game's words: the engine's sentence about it, then each seat's change.
 function roundText(r, agents) {
-  const facts = Object.entries(r.facts)
-    .filter(([, v]) => v !== null && v !== -1 && !(Array.isArray(v)))
-    .map(([k, v]) => `${k.replaceAll("_", " ")}: ${v}`);
   const changes = r.changes.map((d, s) => (d ? `${seatLabel(s, agents)} ${signed(d)}` : null)).filter(Boolean);
-  return `round over — ${facts.join(", ")}${changes.length ? `; scores: ${changes.join(", ")}` : ""}`;
+  return `${r.sentence}${changes.length ? ` Scores: ${changes.join(", ")}.` : ""}`;
 }
 
 function drawReveal(rounds, agents, you) {
