@@ -18,6 +18,7 @@ from envs.engine import (
     check_against_deck,
     check_deal_keys,
     is_int_between,
+    plain_words,
     kind_counts,
     parse_cards,
     parse_hands,
@@ -552,12 +553,12 @@ class Deadfall(Engine):
             sees = viewer is None or s == viewer
             pick = ""
             if self.door_picks[s]:
-                pick = f", door card face down: {self.door_picks[s] if sees else '?'}"
+                pick = f"; door card face down: {self.door_picks[s] if sees else '?'}"
             top = self.tops[s] or "-"
-            held = f"hand {self.hand_names(s)}" if sees else f"{self.hand_sizes[s]} cards"
+            held = f"hand {plain_words(self.hand_names(s))}" if sees else f"{self.hand_sizes[s]} cards"
             you = " (you)" if s == viewer else ""
             lines.append(
-                f"{mark} player_{s}{you}: chips {self.chips[s]}, top {top}, stack {self.stacks[s]}, {held}{pick}"
+                f"{mark} player_{s}{you}: chips {self.chips[s]}, top {top}; stack {plain_words(self.stacks[s])}; {held}{pick}"
             )
         if self.last_call is not None:
             c = self.last_call

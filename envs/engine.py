@@ -395,6 +395,11 @@ class Bounds:
         return np.minimum(low, 0), np.maximum(high, 0)
 
 
+def plain_words(items: Sequence[Any], empty: str = "none") -> str:
+    """Items for a text view as plain words ("3, 6, 9"), without a list's brackets or quotes."""
+    return ", ".join(str(x) for x in items) or empty
+
+
 def is_int_between(x: Any, low: int, high: int) -> bool:
     """Rule-option check: a true integer (not bool, not float) in [low, high].
 

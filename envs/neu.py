@@ -10,8 +10,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from envs.engine import (Bounds, Engine, ScoreEvent, check_deal_keys, kind_counts, parse_hands, ranks_from_keys,
-                         shuffled, shuffled_hidden_pool)
+from envs.engine import (Bounds, Engine, ScoreEvent, check_deal_keys, kind_counts, parse_hands, plain_words,
+                         ranks_from_keys, shuffled, shuffled_hidden_pool)
 from envs.small import stacked_deals
 
 # Card kinds, in the order of the observation's hand counts.
@@ -367,7 +367,7 @@ class Neu(Engine):
             you = " (you)" if s == seat else ""
             lines.append(f"  player_{s}{you}: {state}")
         owes = " - you owe two plays (no Double first)" if self.current_player == seat and self.owed == 2 else ""
-        lines.append(f"Your hand: {', '.join(self.hand_names(seat))}{owes}")
+        lines.append(f"Your hand: {plain_words(self.hand_names(seat))}{owes}")
         return "\n".join(lines)
 
     def render(self) -> str:
@@ -379,7 +379,7 @@ class Neu(Engine):
                 continue
             mark = ">" if s == self.current_player and not self.game_over else " "
             owes = f" (owes {self.owed} plays)" if mark == ">" and self.owed == 2 else ""
-            lines.append(f"{mark} player_{s}: chips {self.chips[s]}, hand {self.hand_names(s)}{owes}")
+            lines.append(f"{mark} player_{s}: chips {self.chips[s]}, hand {plain_words(self.hand_names(s))}{owes}")
         if self.game_over:
             lines.append(f"  game over: player_{self.chips.index(max(self.chips))} wins")
         return "\n".join(lines)

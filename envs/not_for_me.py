@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from envs.engine import (Bounds, Engine, ScoreEvent, check_against_deck, check_deal_keys, is_int_between,
-                         kind_counts, parse_cards, parse_hands, shuffled)
+                         kind_counts, parse_cards, parse_hands, plain_words, shuffled)
 
 NUMBERS = 6
 WILD = 6  # card kind of a wild
@@ -607,9 +607,9 @@ class NotForMe(Engine):
             field = f"{self.field_count} x {shown} by player_{self.field_player}, {self.passes} passes since"
         else:
             field = "empty"
-        supply = " ".join(KIND_NAMES[k] if k >= 0 else "-" for k in self.supply)
+        supply = plain_words([KIND_NAMES[k] if k >= 0 else "-" for k in self.supply])
         lines = [
-            f"Not For Me round {self.round}/{self.rounds}: field {field}; supply [{supply}], draw pile {len(self.draw)}"
+            f"Not For Me round {self.round}/{self.rounds}: field {field}; supply {supply}; draw pile {len(self.draw)}"
         ]
         for s in range(self.num_players):
             mark = ">" if s == self.current_player and not self.game_over else " "
@@ -619,7 +619,7 @@ class NotForMe(Engine):
             elif mark == ">" and self.phase == DRAW:
                 note = f" (draws {self.draws_owed} more)"
             if viewer is None or s == viewer:
-                held = f"hand [{self.hand_names(s)}]"
+                held = f"hand {plain_words(self.hand_names(s).split(), '-')}"
             else:
                 held = f"{self.hand_sizes[s]} cards"
             you = " (you)" if s == viewer else ""

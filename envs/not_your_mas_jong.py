@@ -20,6 +20,7 @@ from envs.engine import (
     Engine,
     ScoreEvent,
     check_deal_keys,
+    plain_words,
     kind_counts,
     parse_hands,
     shuffled,
@@ -632,10 +633,10 @@ class NotYourMasJong(Engine):
         for r in range(n):
             s = (seat + r) % n
             locked = ["/".join(CARD_NAMES[c] for c in cards) for cards in self.locked_sets[s]]
-            hand = self.hand_names(s) if s == seat else f"{self.hand_sizes[s]} cards"
+            hand = plain_words(self.hand_names(s)) if s == seat else f"{self.hand_sizes[s]} cards"
             lines.append(
-                f"  player_{s}: tokens {self.tokens[s]}, hand {hand}, locked {locked}, "
-                f"discards {[CARD_NAMES[c] for c in self.discard_piles[s]]}"
+                f"  player_{s}: tokens {self.tokens[s]}, hand {hand}; locked {plain_words(locked)}; "
+                f"discards {plain_words([CARD_NAMES[c] for c in self.discard_piles[s]])}"
             )
         return "\n".join(lines)
 
@@ -655,8 +656,8 @@ class NotYourMasJong(Engine):
             mark = ">" if s == self.current_player and not self.game_over else " "
             locked = ["/".join(CARD_NAMES[c] for c in cards) for cards in self.locked_sets[s]]
             lines.append(
-                f"{mark} player_{s}: tokens {self.tokens[s]}, hand {self.hand_names(s)}, "
-                f"locked {locked}, discards {[CARD_NAMES[c] for c in self.discard_piles[s]]}"
+                f"{mark} player_{s}: tokens {self.tokens[s]}, hand {plain_words(self.hand_names(s))}; "
+                f"locked {plain_words(locked)}; discards {plain_words([CARD_NAMES[c] for c in self.discard_piles[s]])}"
             )
         if self.game_over:
             ranks = self.ranks()

@@ -36,7 +36,7 @@ def test_human_never_sees_other_hands():
     out = []
     play("neu", 4, {0}, "random", seed=1, read=scripted(["0"]), write=out.append)
     first_view = out[1]
-    assert "hand [" not in first_view  # render()'s spectator lines list every hand
+    assert ", hand " not in first_view  # render()'s spectator lines list every hand
     assert first_view.count("Your hand") == 1
 
 

@@ -345,6 +345,18 @@ def test_round_results_are_one_sentence_in_the_games_words(recorded):
             assert not re.search(r"_(?!\d)|\[|\b(" + "|".join(keys) + r"):", s), f"{game}: a fact list: {s!r}"
 
 
+def test_the_text_view_has_no_python_lists(recorded):
+    # lists in the table's text read as plain words ("hand 3, 6, 9"), never as "[3, 6]" or "['Red 1']"
+    folder, records, url = recorded
+    for game, recs in records.items():
+        for view in ("0", "spectator"):
+            status, data = request("GET", f"{url}/api/replays/{rid(game, recs[0])}?view={view}")
+            assert status == 200
+            for f in data["frames"]:
+                # brackets or quotes around words ("Ma's" is an apostrophe, not a quote)
+                assert not re.search(r"[\[\]\"]|(?<![A-Za-z])'|'(?![a-z])", f["text"]), f"{game} ({view}), frame {f['step']}:\n{f['text']}"
+
+
 def test_spectator_only_on_request(recorded):
     folder, records, url = recorded
     r = records["neu"][0]
