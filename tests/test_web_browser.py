@@ -174,9 +174,10 @@ def shots(tmp_path_factory):
 
 
 @contextlib.contextmanager
-def open_page(browser, width, height=800):
-    """A page in a fresh browser context at this width; no JavaScript error may happen on it."""
-    context = browser.new_context(viewport={"width": width, "height": height})
+def open_page(browser, width, height=800, touch=False):
+    """A page in a fresh browser context at this width (a touch screen with `touch`); no
+    JavaScript error may happen on it."""
+    context = browser.new_context(viewport={"width": width, "height": height}, has_touch=touch)
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -251,6 +252,28 @@ def test_play_each_game_by_clicking_with_a_reload(browser, site, shots, game, wi
         assert pg.locator("#reveal .hand").count() == pg.locator("#result tr").count() - 1
         assert pg.locator("#after-game button").count() == 2
         pg.screenshot(path=str(shots / f"end-{game}-{width}.png"), full_page=True)
+
+
+def test_a_tap_explains_a_move_on_a_touch_screen(browser, site):
+    # A phone shows no hover tooltip: tapping the "?" beside a move says what the move does.
+    url, _ = site
+    with open_page(browser, 390, 800, touch=True) as pg:
+        start(pg, url, "deadfall", seed=7)
+        pg.wait_for_selector("#legal button")
+        assert pg.evaluate("matchMedia('(hover: none)').matches"), "not a touch screen"
+        names = pg.locator("#legal button").all_inner_texts()
+        marks = pg.locator("#legal .why-mark")
+        assert marks.count() == len(names) and not pg.is_visible("#move-why")
+        marks.nth(1).tap()
+        why = pg.locator("#move-why")
+        assert why.is_visible() and visible_in_viewport(pg, "#move-why")
+        text = why.inner_text()
+        assert text.startswith(f"{names[1]}: ") and "face up" in text, text
+        marks.nth(0).tap()  # another move's "?" says what that one does
+        assert why.is_visible() and why.inner_text().startswith(f"{names[0]}: ")
+        marks.nth(0).tap()  # the same "?" again hides it
+        assert not why.is_visible()
+        assert pg.locator("#moves li").count() == 1, "a tap on a ? played a move"
 
 
 def test_cards_are_drawn_and_a_lone_pass_waits_when_auto_pass_is_off(browser, site, shots):

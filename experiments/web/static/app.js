@@ -517,12 +517,34 @@ function showLegal() {
     return;
   }
   if (state.legal.length) box.append(el("h2", { textContent: "Your move" }));
+  const why = el("p", { id: "move-why", className: "why-text hidden" });
+  why.setAttribute("role", "status");
   for (const m of state.legal) {
-    const b = el("button", { type: "button", textContent: m.name, title: explain(state.game.game, m.name) });
+    const text = explain(state.game.game, m.name);
+    const b = el("button", { type: "button", textContent: m.name, title: text });
     b.dataset.action = String(m.action);
     b.addEventListener("click", () => act(m.action));
-    box.append(b);
+    box.append(el("span", { className: "move" }, b, whyMark(m.name, text, why)));
   }
+  if (state.legal.length) box.append(why);
+}
+
+// A tooltip never shows on a touch screen: each move has a "?" beside it that says, on a tap
+// (or Enter), what the move does, in a line under the moves. Not a <button>: the moves are.
+function whyMark(name, text, why) {
+  const mark = el("span", { className: "why-mark", textContent: "?", tabIndex: 0 });
+  mark.setAttribute("role", "button");
+  mark.setAttribute("aria-label", `what "${name}" does`);
+  const show = (e) => {
+    e.preventDefault();
+    const same = !why.classList.contains("hidden") && why.dataset.move === name;
+    why.textContent = text;
+    why.dataset.move = name;
+    why.classList.toggle("hidden", same);  // a second tap on the same "?" hides it again
+  };
+  mark.addEventListener("click", show);
+  mark.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") show(e); });
+  return mark;
 }
 
 function act(action) {
@@ -552,7 +574,8 @@ function playAgain() {
 }
 
 // -- move explanations ---------------------------------------------------------------------------
-// What a move does, in the game's words (docs/RULES.md), shown as the button's tooltip.
+// What a move does, in the game's words (docs/RULES.md), shown as the button's tooltip and on a
+// tap of the "?" beside it.
 const EXPLAIN = {
   neu: [
     [/^play -10$/, "lowers the running total by 10"], [/^play -1$/, "lowers the running total by 1"],
