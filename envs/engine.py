@@ -26,10 +26,13 @@ An engine is a plain object:
   without an event; ``INFO_SEATS`` names the facts that hold a seat (-1 =
   none) and ``INFO_CODES`` those that hold a code, with a readable name per
   code. The adapter puts these facts in every agent's ``infos`` at every
-  step and keeps a readable copy in ``env.last_event``.
+  step and keeps a readable copy in ``env.last_event``. ``event_sentence(details)``
+  says what an event's facts mean in one sentence in the game's words (the web page's
+  round results).
 * ``action_name(action, seat)`` / ``action_from_name(name, seat)`` translate.
 * ``render()`` returns the whole table as text (a spectator's view);
-  ``view(seat)`` what one seat may see; ``ranks()`` the final ranks.
+  ``view(seat)`` what one seat may see (lists as plain words, `plain_words`);
+  ``ranks()`` the final ranks.
 * ``deck`` (tuple of card ids) and ``card_places()`` (place name -> list of
   card ids, e.g. ``"hand 0"``, ``"draw_pile"``) let tests check that every card
   is in exactly one place.
