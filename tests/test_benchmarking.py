@@ -284,7 +284,7 @@ def test_help_shows_every_default(module, capsys):
         "soak": [("--deals", "1000"), ("--seed", "0")],
         "play": [("--delay", "0.0"), ("--bots", "heuristic")],
         "speed": [("--seconds", "1.0"), ("--repeats", "5")],
-        "leaderboard": [("--game", "None")],
+        "leaderboard": [("--game", "every game in the record")],
     }[module]:
         assert flag in text and f"(default: {default})" in text, (flag, default)
 

@@ -410,7 +410,7 @@ def test_num_players_fuzz(game, n):
 
 
 @pytest.mark.parametrize("game", GAMES)
-@pytest.mark.parametrize("mode", ["rgb_array", "", "ANSI", 1, "human "], ids=repr)
+@pytest.mark.parametrize("mode", ["rgb", "", "ANSI", 1, "human "], ids=repr)
 def test_bad_render_mode(game, mode):
     with pytest.raises(ValueError, match="render_mode"):
         envs.make(game, render_mode=mode)
