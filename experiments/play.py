@@ -40,7 +40,8 @@ HELP = ("Type a move's number from the list, or its name (such as {example!r}).\
 
 
 def rules_text(game: str) -> str:
-    """The game's section of docs/RULES.md (in a checkout), else its env page."""
+    """The game's section of docs/RULES.md (in a checkout), else its env page: what the terminal's
+    ``rules`` command prints and the web page's rules dialog shows."""
     if RULES.is_file():
         for section in re.split(r"\n(?=## )", RULES.read_text(encoding="utf-8")):
             if section.startswith("## ") and f"`{game}`" in section.splitlines()[0]:

@@ -61,32 +61,19 @@ body without a length, too long, or not JSON):
 
 from __future__ import annotations
 
-import re
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import SplitResult, parse_qs
 
 from experiments import replay as replay_format
 from experiments.cli import ArgumentParser
+from experiments.play import rules_text  # the same section the terminal's 'rules' prints
 from experiments.web.games import BOT_KINDS, Bots, OpenGames
 from experiments.web.http import LOOPBACK, GuardedHandler, allowed_hosts
 from experiments.web.replays import MAX_REPLAY_BYTES, ReplayFolder
 
 STATIC = Path(__file__).with_name("static")
 STATIC_FILES = {"/": ("index.html", "text/html; charset=utf-8"), "/app.js": ("app.js", "text/javascript; charset=utf-8")}
-
-RULES = Path(__file__).resolve().parents[2] / "docs" / "RULES.md"
-
-
-def rules_text(game: str) -> str:
-    """A game's rules for the page: its section of docs/RULES.md (in a checkout), else its env page."""
-    import envs
-
-    if RULES.is_file():
-        for section in re.split(r"\n(?=## )", RULES.read_text(encoding="utf-8")):
-            if section.startswith("## ") and f"`{game}`" in section.splitlines()[0]:
-                return section.strip().rstrip("-").strip()
-    return (envs.module(game).__doc__ or "").strip()
 
 
 def setup() -> dict:
