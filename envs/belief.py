@@ -7,15 +7,17 @@ picklable dict of everything that seat knows:
 * ``hand``: the seat's own cards (card ids);
 * ``observation``: ``observe(seat)`` as a list; ``legal``: its legal actions when it is
   to act (empty otherwise);
-* ``representative``: a full engine state (the engine's attributes) in which every card
-  the seat cannot see was redealt from a fixed stream, and the other seats' hidden decisions
-  under way were forgotten. It is *not* the true deal: it depends only on what the seat
-  knows (tested: the whole dict is unchanged by ``shuffle_hidden(seat, rng)``), and the
-  public history the engine keeps (piles, played and claimed cards, counts, scores, whose
-  turn, the round) is in it as it is in the real game.
+* ``representative``: a full game state (the engine's ``STATE_FIELDS``, an explicit list;
+  nothing else the engine keeps crosses into it) in which every card the seat cannot see was
+  redealt from a fixed stream, and the other seats' hidden decisions under way were
+  forgotten. It is *not* the true deal: it depends only on what the seat knows (tested: the
+  whole dict is the same in two real games, dealt differently, that look the same to the
+  seat, at every kind of decision), and the public history the engine keeps (piles, played
+  and claimed cards, counts, scores, whose turn, the round) is in it as it is in the real
+  game.
 
 ``sample_world(info, rng)`` turns that dict into an engine whose hidden cards are drawn
-afresh from ``rng`` (the engine's own ``shuffle_hidden``: uniform over the unseen cards,
+afresh from ``rng`` (``Engine.from_fields``, then the engine's own ``shuffle_hidden``: uniform over the unseen cards,
 dealt to the hidden places with their sizes kept), with a fresh chance stream drawn from
 ``rng`` for later reshuffles and new rounds. It reads nothing but the dict. docs/search.md
 says, per game, which known constraints the sampler keeps and where it is only an
@@ -38,17 +40,10 @@ def sample_world(info: dict, rng: np.random.Generator):
     if not isinstance(info, dict) or "representative" not in info or "game" not in info:
         raise ValueError("sample_world expects the dict engine.information_state(seat) returns")
     cls = engine_class(info["game"])
-    world = cls.__new__(cls)
-    state = copy.deepcopy(info["representative"])
-    if hasattr(cls, "__setstate__"):
-        world.__setstate__(state)
-    else:
-        world.__dict__.update(state)
+    world = cls.from_fields(info["num_players"], info["options"], info["representative"])
     world.shuffle_hidden(info["seat"], rng)
+    world.refresh()
     world.rng = np.random.default_rng(int(rng.integers(2**63)))
-    for cache in ("_mask", "_legal"):
-        if cache in vars(world):
-            setattr(world, cache, None)
     return world
 
 

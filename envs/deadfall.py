@@ -155,6 +155,12 @@ class Deadfall(Engine):
     INFO_SEATS = frozenset({"caller", "target"})
     conserves = "pot"
     hidden_decisions = "the door cards of one layer, shown together when the layer is complete"
+    # The game in progress (Engine.STATE_FIELDS); `hands`, `door_picks` and `set_aside` are what
+    # shuffle_hidden redeals. The observation table is rebuilt from them (`refresh`), and the
+    # shuffled deck of the hand (`_order`) is scratch space, never part of a state.
+    STATE_FIELDS = ("chips", "out", "game_over", "hand_number", "last_call", "chips_before_hand", "pot", "stacks",
+                    "tops", "first_door", "door_picks", "hand_sizes", "hands", "set_aside", "phase", "layer", "tied",
+                    "starter", "current_player")
 
     @property
     def max_game_length(self) -> int:
@@ -501,6 +507,10 @@ class Deadfall(Engine):
             places[f"door_pick {s}"] = [self.door_picks[s]] if self.door_picks[s] else []
         places["set_aside"] = list(self.set_aside)
         return places
+
+    def refresh(self) -> None:
+        super().refresh()
+        self._fill_table()
 
     def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
         others = [s for s in range(self.num_players) if s != seat]

@@ -256,26 +256,57 @@ class Engine:
         """Forget, in place, the hidden decisions of the other seats that are under way (see
         ``hidden_decisions``); a game without any has nothing to forget."""
 
+    # The attributes that hold a game in progress, public and hidden alike. Every other
+    # attribute is built by __init__ from the player count and the options, or is a cache
+    # (or scratch space) that `refresh` rebuilds from these. An information state's
+    # representative holds exactly these, after the hidden ones were redealt, so nothing else
+    # an engine keeps (the deck as shuffled for the hand, a cache of the real hands) can carry
+    # the real deal into it.
+    STATE_FIELDS: tuple[str, ...] = ()
+
+    def refresh(self) -> None:
+        """Rebuild the caches from the `STATE_FIELDS` after they were set from outside
+        (`from_fields`); a game with caches of its own extends this."""
+        self._mask = None  # the legal mask, computed when first asked for
+
+    def fields(self) -> dict:
+        """The `STATE_FIELDS`, copied: plain lists, numbers and arrays (picklable)."""
+        return {name: copy.deepcopy(getattr(self, name)) for name in self.STATE_FIELDS}
+
+    @classmethod
+    def from_fields(cls, num_players: int, options: dict, fields: dict) -> "Engine":
+        """An engine in the game that `fields` (`Engine.fields`) describes, built from nothing
+        else: a new engine for the player count and options, the fields set, the caches rebuilt.
+        Its chance stream ``rng`` is None until the caller gives one."""
+        missing = [name for name in cls.STATE_FIELDS if name not in fields]
+        extra = sorted(set(fields) - set(cls.STATE_FIELDS))
+        if missing or extra:
+            raise ValueError(f"{cls.game_name}: a game state needs the fields {', '.join(cls.STATE_FIELDS)}; "
+                             + (f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(extra)}"))
+        engine = cls(num_players, **options)
+        for name in cls.STATE_FIELDS:
+            setattr(engine, name, copy.deepcopy(fields[name]))
+        engine.rng = None
+        engine.refresh()
+        return engine
+
     def information_state(self, seat: int) -> dict:
         """Everything `seat` knows, as a plain picklable dict (`envs.belief` documents it):
         the same for every arrangement of the cards the seat cannot see."""
-        world = copy.deepcopy(self)
-        world.rng = None
+        # Only the STATE_FIELDS cross into the representative world, and its hidden ones are
+        # redealt there from a fixed stream (shuffle_hidden pools the unseen cards in sorted
+        # order), so it depends only on what the seat knows.
+        world = self.from_fields(self.num_players, self.options, self.fields())
         world.hide_decisions(seat)
-        # A representative world: the unseen cards redealt from a fixed stream. shuffle_hidden
-        # pools them in sorted order, so this depends only on what the seat knows.
         world.shuffle_hidden(seat, np.random.default_rng(0))
-        world.observe(seat)  # brings caches written while observing up to date (Ma's Jong's table)
-        for cache in ("_mask", "_legal"):
-            if cache in vars(world):
-                setattr(world, cache, None)
+        world.refresh()
         to_act = not self.game_over and self.current_player == seat
         return {
             "game": self.game_name, "seat": int(seat), "num_players": self.num_players,
             "options": dict(self.options), "hand": self.card_places()[f"hand {seat}"],
             "observation": self.observe(seat).tolist(),
             "legal": np.flatnonzero(self.legal_mask()).tolist() if to_act else [],
-            "representative": world.__getstate__() if hasattr(world, "__getstate__") else vars(world),
+            "representative": world.fields(),
         }
 
     def next_draw_counts(self) -> dict[int, int]:

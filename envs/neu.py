@@ -95,6 +95,9 @@ class Neu(Engine):
     }
     INFO_SEATS = frozenset({"round_loser"})
     conserves = "box"
+    # The game in progress (Engine.STATE_FIELDS); `hands` and `draw` are what shuffle_hidden redeals.
+    STATE_FIELDS = ("chips", "out", "eliminated_at", "game_over", "round", "dealer", "total", "direction", "owed",
+                    "played", "played_counts", "hands", "hand_sizes", "draw", "current_player")
     # The rules set no limit (-10, -1, Pass, Turn, Shot and Double can in principle go on for
     # ever), so this is a statistical bound for random and heuristic play: the longest of 1,200
     # random 2-7 player games took 358 steps (about 270 on average at 7 players).
@@ -334,6 +337,10 @@ class Neu(Engine):
         places["draw_pile"] = list(self.draw)
         places["played"] = list(self.played)
         return places
+
+    def refresh(self) -> None:
+        super().refresh()
+        self._legal = None
 
     def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
         others = [s for s in range(self.num_players) if s != seat]

@@ -240,6 +240,10 @@ class NotForMe(Engine):
 
     INFO_SEATS = frozenset({"went_out"})
     conserves = "penalty"
+    # The game in progress (Engine.STATE_FIELDS); `hands` and `draw` are what shuffle_hidden redeals.
+    STATE_FIELDS = ("out", "penalties", "game_over", "round", "start_player", "round_steps", "hands", "hand_sizes",
+                    "played", "field_count", "field_number", "field_player", "passes", "phase", "giver", "target",
+                    "offer_kind", "offer_size", "draws_owed", "supply", "draw", "current_player")
 
     @property
     def max_game_length(self) -> int:

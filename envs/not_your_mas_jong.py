@@ -230,6 +230,12 @@ class NotYourMasJong(Engine):
     INFO_CODES = {"result": RESULT_NAMES, "then_result": RESULT_NAMES}
     conserves = "transfer"
     hidden_decisions = "the steal decisions on one discard, resolved together when all are in"
+    # The game in progress (Engine.STATE_FIELDS); `hands`, `draw` and the others' `claims` are what
+    # shuffle_hidden and hide_decisions redeal or forget. `table` is the public part of the
+    # observation, per seat; the hand checker's suit codes are rebuilt from the hands (`refresh`).
+    STATE_FIELDS = ("tokens", "out", "game_over", "round", "ma", "final_round", "hands", "hand_sizes", "table",
+                    "locked_sets", "discard_piles", "phase", "current_discard", "discarder", "to_ask", "claims", "draw",
+                    "current_player", "_pending_event")
 
     @property
     def max_game_length(self) -> int:
@@ -591,6 +597,14 @@ class NotYourMasJong(Engine):
         # The others' steal decisions on this discard are hidden until resolved: forgotten here
         # (-1, as if not yet asked), so a sampled world treats them as passes (docs/search.md).
         self.claims = [c if s == seat else -1 for s, c in enumerate(self.claims)]
+
+    def refresh(self) -> None:
+        super().refresh()
+        self.codes = [[0] * len(SUITS) for _ in range(self.num_players)]
+        for seat, hand in enumerate(self.hands):
+            for card, count in enumerate(hand):
+                self.codes[seat][card // 5] += POW4[card % 5] * count
+        self.table[:, SEAT_HAND_SIZE] = self.hand_sizes
 
     def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
         n = self.num_players

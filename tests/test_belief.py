@@ -66,6 +66,78 @@ def test_information_state_survives_a_redeal(game):
     assert checked > 20
 
 
+class _SwappedDeal(np.random.Generator):
+    """The same stream as ``default_rng(seed)``, except that the first shuffle (the deal) has
+    two of its places swapped: a genuinely different real deal, made by the engine itself."""
+
+    def __init__(self, seed: int, pick: random.Random):
+        super().__init__(np.random.PCG64(seed))
+        self.pick, self.done = pick, False
+
+    def _swap(self, order):
+        if not self.done:
+            self.done = True
+            i, j = self.pick.sample(range(len(order)), 2)
+            order[i], order[j] = order[j], order[i]
+        return order
+
+    def permutation(self, x):
+        return self._swap(super().permutation(x))
+
+    def shuffle(self, x, axis=0):
+        super().shuffle(x, axis)
+        self._swap(x)
+
+
+def _plain(x):
+    """A value as nested lists, numbers and strings, arrays with their dtype, for ==."""
+    if isinstance(x, np.ndarray):
+        return ["array", x.dtype.str, x.tolist()]
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x.item() if isinstance(x, np.generic) else x
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_information_state_is_the_same_for_two_real_deals_that_look_the_same(game):
+    """Two real games, each dealt by the engine from the same stream but for two swapped cards,
+    are played with the same moves. Wherever a seat has seen the same thing in both while the
+    real cards differ, its information state is the same in both, at every kind of decision
+    (phase and whether the seat is the one to act) that the games reached."""
+    cls, pick = envs.engine_class(game), random.Random(0)
+    reached, compared = set(), Counter()
+    for trial in range(scaled(40)):
+        n = (cls.min_players, cls.default_players)[trial % 2]
+        a, b = cls(n), cls(n)
+        a.reset(np.random.default_rng(trial))
+        b.reset(_SwappedDeal(trial, pick))
+        rnd, same = random.Random(trial), set(range(n))
+        for _ in range(400):
+            if a.game_over or b.game_over or a.current_player != b.current_player:
+                break
+            reached.add((getattr(a, "phase", None), True))
+            reached.add((getattr(a, "phase", None), False))
+            if a.card_places() != b.card_places():  # genuinely different real states
+                same &= {s for s in range(n) if np.array_equal(a.observe(s), b.observe(s))}
+                for s in same:
+                    kind = (getattr(a, "phase", None), s == a.current_player)
+                    assert _plain(a.information_state(s)) == _plain(b.information_state(s)), \
+                        f"{game} trial {trial}: player_{s}'s information state shows the real deal at {kind}"
+                    compared[kind] += 1
+            if not same:
+                break
+            legal = np.flatnonzero(a.legal_mask())
+            if not np.array_equal(legal, np.flatnonzero(b.legal_mask())):
+                break
+            action = int(rnd.choice(legal))
+            a.step(action)
+            b.step(action)
+    assert sum(compared.values()) > 50 and set(compared) == reached, (compared, reached)
+    assert any(to_act for _, to_act in compared) and not all(to_act for _, to_act in compared)
+
+
 @pytest.mark.parametrize("game", ["deadfall", "not_your_mas_jong"])
 def test_information_state_hides_decisions_under_way(game):
     """The others' records do not depend on which hidden decision the player to act made."""
