@@ -24,7 +24,7 @@ to act belongs to one of several agents.
 from __future__ import annotations
 
 from agents.base import Agent, RandomAgent, act_by_agent, can_act_batch
-from agents.spec import BUILTIN_KINDS, make_from_spec, spec_label
+from agents.spec import BUILTIN_KINDS, is_upper_bound, make_from_spec, spec_label
 from agents.opponents import make_single_agent
 
 AGENT_KINDS = BUILTIN_KINDS
@@ -57,4 +57,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["Agent", "RandomAgent", "act_by_agent", "can_act_batch", "make_agent", "make_agents", "spec_label", "AGENT_KINDS", "PPOAgent", "make_single_agent"]
+__all__ = ["Agent", "RandomAgent", "act_by_agent", "can_act_batch", "make_agent", "make_agents", "spec_label", "is_upper_bound", "AGENT_KINDS", "PPOAgent", "make_single_agent"]

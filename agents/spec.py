@@ -6,7 +6,8 @@ A *spec* is any of
 * ``"ppo:PATH"`` — a PPO checkpoint file;
 * ``"cfr:PATH"`` — a solved small preset's average policy (`experiments.solve`'s ``policy.npz``);
 * ``"pimc"``, ``"pimc:worlds=64,horizon=game"`` — the search agent (`agents.search`);
-  ``"pimc_cheat"`` its upper bound that sees every hand (never a default anywhere);
+  ``"pimc_cheat"`` its upper bound that sees every hand (never a default anywhere; its name
+  in results always ends in " (upper bound)", `is_upper_bound`);
 * ``"file.py:Name"`` — ``Name`` defined in a Python file (loaded once per process);
 * ``"package.module:Name"`` — ``Name`` in an importable module;
 * ``"label=SPEC"`` — any of the above under the name ``label`` in results;
@@ -34,6 +35,26 @@ from typing import Any
 BUILTIN_KINDS = ("random", "heuristic", "ppo")
 # Search agents (agents.search), with options after a colon: "pimc:worlds=64,horizon=game".
 SEARCH_KINDS = ("pimc", "pimc_cheat")
+# Kinds cardzoo builds as upper bounds, not fair players: only they are handed the real game
+# (`envs.belief.informed` with ``upper_bound=True``), and their names in every result carry
+# UPPER_BOUND_MARK, whatever label they were given.
+UPPER_BOUND_KINDS = ("pimc_cheat",)
+UPPER_BOUND_MARK = " (upper bound)"
+
+
+def is_upper_bound(x: Any) -> bool:
+    """Whether `x` (a spec string, a class or an agent object) is an upper bound that cardzoo itself
+    builds. An object counts only when its class is exactly one of cardzoo's upper-bound
+    classes: a method named ``cheat_inform`` on any other agent, a subclass's included, is
+    never called."""
+    if isinstance(x, str):
+        return split_label(x)[1].partition(":")[0] in UPPER_BOUND_KINDS
+    cls = x if isinstance(x, type) else type(x)  # a class spec, or an agent object
+    if cls.__module__ != "agents.search.pimc":
+        return False
+    from agents.search import PIMCCheat
+
+    return cls is PIMCCheat
 
 
 def split_label(spec: str) -> tuple[str | None, str]:
@@ -85,7 +106,15 @@ def resolve(text: str) -> Any:
 
 
 def spec_label(spec: Any) -> str:
-    """The name an agent goes by in results: its label, its kind, or its class or function name."""
+    """The name an agent goes by in results: its label, its kind, or its class or function name;
+    an upper bound's name ends in `UPPER_BOUND_MARK`."""
+    if is_upper_bound(spec):
+        label = _plain_label(spec)
+        return label if label.endswith(UPPER_BOUND_MARK) else label + UPPER_BOUND_MARK
+    return _plain_label(spec)
+
+
+def _plain_label(spec: Any) -> str:
     if isinstance(spec, str):
         label, rest = split_label(spec)
         if label:

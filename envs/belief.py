@@ -47,17 +47,32 @@ def sample_world(info: dict, rng: np.random.Generator):
     return world
 
 
-def inform(agent, engine, seat: int) -> None:
-    """What every runner does right before asking `agent` to act for `seat`: an agent with an
-    ``inform(info_state)`` method gets ``engine.information_state(seat)``; one with a
-    ``cheat_inform(engine)`` method (an upper bound such as ``pimc_cheat``, never a fair
-    player) gets a copy of the real engine. Others are left alone, at no cost."""
-    hook = getattr(agent, "inform", None)
-    if callable(hook):
-        hook(engine.information_state(seat))
-    cheat = getattr(agent, "cheat_inform", None)
-    if callable(cheat):
-        cheat(copy.deepcopy(engine))
+def informed(agent, engine, seat: int, policy=None, upper_bound: bool = False):
+    """The move every runner asks of `agent` for `seat`: a function of the observation that first
+    hands the agent what it is owed, then returns ``policy(observation)`` (``agent.act`` unless
+    given). Runners call it inside the move guard (`envs.move_guard.guarded_act`), so the hooks
+    are part of the move: the same time limit, ``os._exit`` refused, a failure is the move's.
+
+    * An agent with an ``inform(info_state)`` method gets ``engine.information_state(seat)``.
+    * Only when the caller says the agent is an upper bound that cardzoo itself built
+      (``upper_bound=True``: `agents.spec.is_upper_bound`, such as ``pimc_cheat``) does its
+      ``cheat_inform(engine)`` get a copy of the real engine. A method of that name on any
+      other agent is never called.
+
+    Others are left alone, at no cost."""
+    act = agent.act if policy is None else policy
+
+    def move(observation):
+        hook = getattr(agent, "inform", None)
+        if callable(hook):
+            hook(engine.information_state(seat))
+        if upper_bound:
+            cheat = getattr(agent, "cheat_inform", None)
+            if callable(cheat):
+                cheat(copy.deepcopy(engine))
+        return act(observation)
+
+    return move
 
 
 def sample_worlds(info: dict, count: int, rng: np.random.Generator) -> list:

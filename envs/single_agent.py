@@ -79,7 +79,7 @@ import gymnasium
 
 import envs
 from envs.adapter import LegalMoveSpace, rendered
-from envs.belief import inform
+from envs.belief import informed
 from envs.move_guard import check_action, check_move_timeout, failure, guarded_act
 
 
@@ -284,8 +284,8 @@ class SingleAgentEnv(gymnasium.Env):
         observation = self.aec.observe(agent)
         mask = observation["action_mask"].copy()  # the env's mask: the opponent may edit its copy
         try:
-            inform(self.opponents[seat], self.aec.game, seat)  # a search agent's information state (envs.belief)
-            action = guarded_act(policy, observation, self.move_timeout)
+            # A search agent's information state comes with the move, under the same guard (envs.belief).
+            action = guarded_act(informed(self.opponents[seat], self.aec.game, seat, policy), observation, self.move_timeout)
         except KeyboardInterrupt:
             self._done = True  # the game is mid-turn: only reset() may go on
             raise

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import envs
-from envs.belief import inform, sample_world
+from envs.belief import informed, sample_world
 from tests.conftest import GAMES, scaled
 
 
@@ -273,11 +273,10 @@ def test_sampled_hands_follow_the_uniform_deal(game):
 
 
 class _Recorder:
-    """Remembers what the hooks were given."""
+    """Remembers what the hooks were given, and that act came after them."""
 
     def __init__(self):
-        self.infos = []
-        self.engines = []
+        self.infos, self.engines, self.acted = [], [], []
 
     def inform(self, info):
         self.infos.append(info)
@@ -285,15 +284,23 @@ class _Recorder:
     def cheat_inform(self, engine):
         self.engines.append(engine)
 
+    def act(self, observation):
+        self.acted.append((len(self.infos), len(self.engines)))
+        return 7
 
-def test_inform_hands_over_the_record_and_a_copy_for_a_cheat():
+
+def test_informed_hands_over_the_record_and_a_copy_only_to_an_upper_bound():
     e = envs.engine_class("neu")(4)
     e.reset(np.random.default_rng(0))
     r = _Recorder()
-    inform(r, e, 2)
+    assert informed(r, e, 2)({}) == 7  # a fair seat: the record, never the engine
     assert r.infos[0]["seat"] == 2 and _record(r.infos[0]) == _record(e.information_state(2))
-    assert r.engines[0] is not e and np.array_equal(r.engines[0].state(), e.state())
-    inform(object(), e, 2)  # an agent without hooks is left alone
+    assert r.engines == [] and r.acted == [(1, 0)]
+    assert informed(r, e, 2, upper_bound=True)({}) == 7
+    assert r.engines[0] is not e and np.array_equal(r.engines[0].state(), e.state()) and r.acted[-1] == (2, 1)
+    informed(r, e, 2)({})
+    assert len(r.engines) == 1  # a method named cheat_inform alone gets nothing
+    assert informed(object(), e, 2, policy=lambda obs: 3)({}) == 3  # an agent without hooks is left alone
 
 
 def test_the_aec_env_gives_the_record():

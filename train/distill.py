@@ -9,7 +9,7 @@ side, through `train.best_response.Target`: on `envs.vector_env`, one
 ``act_batch`` call a step, when it has the batched protocol (seeded per row
 and seat from each game's seed when it keeps state per row); else on AEC
 tables, one agent object per table and seat, told its information state
-before each move (`envs.belief.inform`: a search agent needs it) and asked
+before each move (`envs.belief.informed`: a search agent needs it) and asked
 with ``act()``. Table r's k-th game has the same seed on both paths. Every decision is
 with a choice is recorded (a forced move teaches nothing): the policy's input
 (the observation, followed by the game's features when asked), the mask, the
@@ -38,7 +38,8 @@ import torch
 
 import envs
 from agents.network import input_size, policy_input
-from envs.belief import inform
+from agents.spec import is_upper_bound
+from envs.belief import informed
 from train import best_response as br
 from train.rollout import Buffer, Table
 from train.rollout_vector import GrowingColumns
@@ -151,7 +152,7 @@ class TeacherGames:
 
     def _collect_tables(self, num_steps: int, seed: int) -> dict:
         """The same games on AEC tables (table r's k-th game has the batched row's seed), for a teacher
-        without act_batch: it is told its information state before each move (`envs.belief.inform`,
+        without act_batch: it is told its information state before each move (`envs.belief.informed`,
         what a search agent needs), then asked with act(); its values with option_values()."""
         N, n = self.tables, self.n
         rng = np.random.default_rng([seed, 2])
@@ -189,8 +190,8 @@ class TeacherGames:
                 s = t.env.possible_agents.index(name)
                 view = t.env.observe(name)
                 agent = self.target._row(r)[s]
-                inform(agent, t.env.unwrapped.game, s)
-                a, legal = int(agent.act(view)), view["action_mask"].astype(bool)
+                move = informed(agent, t.env.unwrapped.game, s, upper_bound=is_upper_bound(agent))
+                a, legal = int(move(view)), view["action_mask"].astype(bool)
                 if not (0 <= a < legal.size and legal[a]):
                     raise ValueError(f"teacher {self.target.label!r} played a masked-out action ({a}) at table {r}, seat {s}")
                 if legal.sum() > 1:

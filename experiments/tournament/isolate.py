@@ -16,6 +16,15 @@ passed on to the parent's stderr, and the rest is counted, not kept; an agent
 that writes more is stopped at once and its move fails, naming the bytes
 written (a forfeit under ``--on-error forfeit``).
 
+Answers come back as plain bytes, never as a pickle: an integer action, or
+a short text saying why the move failed or what the agent returned instead
+of an integer. Anything else (an answer too long, out of turn, of an unknown
+kind) is refused unread and the child stopped, so nothing the child sends can
+run code in the tournament's process, and half an answer followed by silence
+is a timeout like no answer. What the agent is owed before it moves (a search
+agent's information state, `envs.belief.informed`) travels to the child with
+the move, under the same limit.
+
 The cost is a pipe round trip per move (tens of microseconds, pickling the
 observation), which is why the harness does not isolate every agent.
 """
@@ -25,10 +34,15 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
+import select
 import signal
+import struct
 import sys
 import threading
+import time
 from typing import Any
+
+import numpy as np
 
 from experiments.tournament import match
 
@@ -49,7 +63,45 @@ def _kill_live_groups() -> None:
         _kill_group(pid)
 
 
-def _serve(conn, spec, game: str, num_players: int, out=None) -> None:
+# What crosses from the child to the parent: frames of plain bytes, never a pickle, so nothing
+# the child sends can run code in the parent. A frame is its call's number and its length
+# (`_HEADER`), then one kind byte and its data: READY (a byte of flags: which hooks the agent
+# has), NONE (a call without an answer), ACTION (a signed 64-bit integer), OTHER (what the agent
+# returned instead of an integer, as text) or ERROR (why it failed, as text).
+_HEADER = struct.Struct("<II")
+_ACTION = struct.Struct("<q")
+READY, NONE, ACTION, OTHER, ERROR = b"R", b"N", b"A", b"O", b"E"
+MAX_ANSWER = 4096  # bytes of one answer's data; a longer one is refused unread
+_INFORMS, _CHEAT_INFORMS = 1, 2  # READY's flags
+
+
+def _frame(number: int, kind: bytes, data: bytes = b"") -> bytes:
+    data = kind + data[: MAX_ANSWER - 1]
+    return _HEADER.pack(number, len(data)) + data
+
+
+def _encode(number: int, result: Any) -> bytes:
+    """An agent's return value as a frame: an integer, nothing, or a short text saying what it was."""
+    if result is None:
+        return _frame(number, NONE)
+    value = result
+    if isinstance(value, np.ndarray) and value.shape == () and np.issubdtype(value.dtype, np.integer):
+        value = value[()]
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and -2**63 <= value < 2**63:
+        return _frame(number, ACTION, _ACTION.pack(int(value)))
+    try:
+        text = f"{value!r}"[:200]
+    except BaseException:  # an object whose repr fails is named by its type alone
+        text = "an object"
+    return _frame(number, OTHER, f"{text} ({type(value).__name__})".encode(errors="replace"))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _serve(calls, answers, spec, game: str, num_players: int, out=None) -> None:
     """The child: build the agent, then answer calls until the pipe closes."""
     os.setsid()  # a group of its own, which `_stop` kills whole
     signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))
@@ -59,25 +111,29 @@ def _serve(conn, spec, game: str, num_players: int, out=None) -> None:
         os.dup2(out.fileno(), 1)
         os.dup2(out.fileno(), 2)
         out.close()
+    fd = answers.fileno()
     try:
         agent = spec.make(game, num_players, seed=0)
+        hooks = (_INFORMS if callable(getattr(agent, "inform", None)) else 0) | \
+            (_CHEAT_INFORMS if callable(getattr(agent, "cheat_inform", None)) else 0)
     except BaseException as e:
-        conn.send(("error", match.failure(e, None)))
+        _write_all(fd, _frame(0, ERROR, match.failure(e, None).encode(errors="replace")))
         return
-    conn.send(("ok", None))
+    _write_all(fd, _frame(0, READY, bytes([hooks])))
     while True:
         try:
-            calls = conn.recv()
+            number, batch = calls.recv()  # the parent's calls: trusted, so a pickle is fine this way
         except (EOFError, OSError):
             return
         try:
             result = None
-            for name, arg in calls:  # the seed and reset of a game come with its first move
+            for name, arg in batch:  # the seed, reset and information state of a move come with it
                 method = getattr(agent, name, None)
                 result = method(*arg) if callable(method) else None
-            conn.send(("ok", result))
+            answer = _encode(number, result)
         except BaseException as e:  # SystemExit too: the agent failed, the child answers
-            conn.send(("error", match.failure(e, None)))
+            answer = _frame(number, ERROR, match.failure(e, None).encode(errors="replace"))
+        _write_all(fd, answer)
 
 
 class IsolatedAgent:
@@ -90,22 +146,28 @@ class IsolatedAgent:
         self.move_timeout = move_timeout
         self._context = multiprocessing.get_context(start_method)
         self._process = None
-        self._conn = None
+        self._conn = None  # calls to the child
+        self._answers = None  # the child's answers (frames of bytes)
+        self._hooks = 0
+        self._number = 0  # the number of the last call sent
         self._pending: list[tuple[str, tuple]] = []
         self.output_bytes = 0  # everything its children wrote, passed on or not
         self._flooded = False
 
     def _start(self) -> None:
-        parent, child = self._context.Pipe()
+        calls_read, calls_write = self._context.Pipe(duplex=False)
+        answers_read, answers_write = self._context.Pipe(duplex=False)
         out_read, out_write = self._context.Pipe(duplex=False)
-        self._process = self._context.Process(target=_serve, args=(child, self.spec, self.game, self.num_players, out_write), daemon=True)
+        self._process = self._context.Process(
+            target=_serve, args=(calls_read, answers_write, self.spec, self.game, self.num_players, out_write), daemon=True)
         self._process.start()
         _LIVE.add(self._process.pid)
-        child.close()
-        out_write.close()
+        for end in (calls_read, answers_write, out_write):
+            end.close()
         threading.Thread(target=self._read_output, args=(out_read, self._process.pid), daemon=True).start()
-        self._conn = parent
-        self._answer(None)  # built, or why not
+        self._conn, self._answers = calls_write, answers_read
+        self._number = 0
+        self._hooks = self._answer(0, None, READY)[0]  # built, or why not
 
     def _read_output(self, out, pid: int) -> None:
         """Pass on the child's output up to `OUTPUT_LIMIT` bytes; past it, stop the child."""
@@ -137,16 +199,43 @@ class IsolatedAgent:
             _LIVE.discard(self._process.pid)
             self._process.kill()
             self._process.join()
-        if self._conn is not None:
-            self._conn.close()
-        self._process = self._conn = None
+        for conn in (self._conn, self._answers):
+            if conn is not None:
+                conn.close()
+        self._process = self._conn = self._answers = None
 
-    def _answer(self, timeout: float | None) -> Any:
+    def _read(self, count: int, deadline: float | None) -> bytes:
+        """`count` bytes of the child's answers, or MoveTimeout at `deadline` (a child that sends
+        half an answer and stalls is stopped like one that sends nothing), or EOFError."""
+        fd, got = self._answers.fileno(), b""
+        while len(got) < count:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    raise match.MoveTimeout
+            chunk = os.read(fd, count - len(got))
+            if not chunk:
+                raise EOFError
+            got += chunk
+        return got
+
+    def _refuse(self, what: str):
+        self._stop()
+        raise match.AgentRaised(f"sent {what}; answers must be an integer action or an error, refused unread")
+
+    def _answer(self, number: int, timeout: float | None, expected: bytes | None = None) -> Any:
+        """The answer to call `number`, decoded from plain bytes (never unpickled)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            if timeout is not None and not self._conn.poll(timeout):
-                self._stop()
-                raise match.MoveTimeout
-            status, value = self._conn.recv()
+            got, size = _HEADER.unpack(self._read(_HEADER.size, deadline))
+            if got != number:
+                self._refuse(f"an answer to call {got} when call {number} was asked")
+            if not 1 <= size <= MAX_ANSWER:
+                self._refuse(f"an answer of {size} bytes (at most {MAX_ANSWER})")
+            data = self._read(size, deadline)
+        except match.MoveTimeout:
+            self._stop()
+            raise
         except (EOFError, OSError):
             self._process.join(5)
             code = self._process.exitcode
@@ -157,9 +246,20 @@ class IsolatedAgent:
         if self._flooded:
             self._stop()
             raise match.AgentRaised(self._flood_message())
-        if status == "error":
-            raise match.AgentRaised(value)
-        return value
+        kind, body = data[:1], data[1:]
+        if kind == ERROR:
+            raise match.AgentRaised(body.decode(errors="replace"))
+        if expected is not None and kind != expected:
+            self._refuse(f"a {kind!r} answer where {expected!r} was due")
+        if kind == READY and len(body) == 1:
+            return body
+        if kind == NONE and not body:
+            return None
+        if kind == ACTION and len(body) == _ACTION.size:
+            return _ACTION.unpack(body)[0]
+        if kind == OTHER:
+            raise match.AgentRaised(f"returned {body.decode(errors='replace')}, not an integer action")
+        self._refuse(f"an answer of kind {kind!r} with {len(body)} bytes")
 
     def _flood_message(self) -> str:
         return f"wrote more than {OUTPUT_LIMIT} bytes of output (stopped at {self.output_bytes})"
@@ -171,12 +271,33 @@ class IsolatedAgent:
     def reset(self) -> None:
         self._pending.append(("reset", ()))
 
+    # The hooks of `envs.belief.informed`: present when the agent in the child has them (it says
+    # so when it starts, which asking for one does). What they are given travels with the move.
+    @property
+    def inform(self):
+        if self._process is None:
+            self._start()
+        return self._queue_inform if self._hooks & _INFORMS else None
+
+    @property
+    def cheat_inform(self):
+        if self._process is None:
+            self._start()
+        return self._queue_cheat_inform if self._hooks & _CHEAT_INFORMS else None
+
+    def _queue_inform(self, info: dict) -> None:
+        self._pending.append(("inform", (info,)))
+
+    def _queue_cheat_inform(self, engine: Any) -> None:
+        self._pending.append(("cheat_inform", (engine,)))
+
     def act(self, observation: dict) -> Any:
         calls, self._pending = self._pending + [("act", (observation,))], []
         if self._process is None:
             self._start()
-        self._conn.send(calls)
-        return self._answer(self.move_timeout)
+        self._number += 1
+        self._conn.send((self._number, calls))
+        return self._answer(self._number, self.move_timeout)
 
     def __del__(self) -> None:
         try:

@@ -21,7 +21,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from envs.belief import inform
+from agents.spec import is_upper_bound
+from envs.belief import informed
 from envs.move_guard import AgentExit, MoveTimeout, check_action, guarded_act
 from envs.move_guard import failure as _failure
 
@@ -36,11 +37,29 @@ class AgentRaised(Exception):
     """An agent in another process (`isolate`) raised; the message says what."""
 
 
-def act(agent, obs: dict, move_timeout: float | None):
+def upper_bound(agent) -> bool:
+    """Whether `agent` is an upper bound that cardzoo built (`agents.spec.is_upper_bound`): only
+    such an agent is handed the real game. An isolated one is known by the spec it was built from."""
+    from experiments.tournament.isolate import IsolatedAgent
+
+    if type(agent) is IsolatedAgent:
+        return is_upper_bound(agent.spec.kind)
+    return is_upper_bound(agent)
+
+
+def act(agent, obs: dict, move_timeout: float | None, engine=None, seat: int | None = None,
+        cheat: bool | None = None):
     """The agent's move under `envs.move_guard`: MoveTimeout after `move_timeout` seconds,
-    AgentExit for os._exit. An isolated agent keeps its own time (it can kill its process)."""
+    AgentExit for os._exit. With `engine` and `seat`, what the agent is owed before it moves
+    (a search agent's information state, `envs.belief.informed`) is part of the move, under the
+    same guard and limit. An isolated agent keeps its own time (it can kill its process): its
+    information state travels to its process with the move."""
     timed = move_timeout if move_timeout and not getattr(agent, "times_itself", False) else None
-    return guarded_act(agent.act, obs, timed)
+    if engine is None:
+        return guarded_act(agent.act, obs, timed)
+    cheat = upper_bound(agent) if cheat is None else cheat
+    return guarded_act(informed(agent, engine, seat, upper_bound=cheat), obs, timed)
+
 
 
 def act_batch(agent, obs, mask, seat, rows=None):
@@ -57,15 +76,18 @@ def failure(e: BaseException, move_timeout: float | None) -> str:
 
 
 def play_game(env, agents: Sequence[Any], seed: int, labels: Sequence[str] | None = None, where: str = "",
-              on_error: str = "raise", move_timeout: float | None = None) -> dict:
+              on_error: str = "raise", move_timeout: float | None = None,
+              upper_bounds: Sequence[bool] | None = None) -> dict:
     """Play one game; per seat: final score, summed reward, final rank.
 
     An agent that fails (see the module docstring) raises `AgentError` naming
     it, its seat and the move; with ``on_error="forfeit"`` the game ends there
     as lost by that seat instead (see `forfeit_record`). Moves are checked
-    against the env's own mask, never the agent's copy in its observation.
+    against the env's own mask, never the agent's copy in its observation. `upper_bounds`
+    says which seats are handed the real game (default: those of `upper_bound`).
     """
     n = len(agents)
+    cheats = list(upper_bounds) if upper_bounds is not None else [upper_bound(a) for a in agents]
     labels = list(labels) if labels is not None else [type(a).__name__ for a in agents]
     env.reset(seed=seed)
     base = env.unwrapped
@@ -82,8 +104,7 @@ def play_game(env, agents: Sequence[Any], seed: int, labels: Sequence[str] | Non
             s = seat[name]
             problem = None
             try:
-                inform(agents[s], base.game, s)  # a search agent's information state (envs.belief)
-                action = act(agents[s], obs, move_timeout)
+                action = act(agents[s], obs, move_timeout, base.game, s, cheats[s])
             except KeyboardInterrupt:
                 raise
             except BaseException as e:  # SystemExit, MoveTimeout and AgentExit too: the agent failed, not the run

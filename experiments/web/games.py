@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from envs.belief import inform
+from agents import is_upper_bound
+from envs.belief import informed
 from experiments import replay as replay_format
 from experiments.web.frames import frame, hand_cards, round_result, shown_move, shows_frame
 from experiments.web.http import ApiError, one_line
@@ -91,8 +92,9 @@ class LiveGame:
                     return frames
                 action = int(legal[0])
             else:
-                inform(self.bots[seat], e, seat)  # a search agent's information state (envs.belief)
-                action = int(self.bots[seat].act({"observation": e.observe(seat), "action_mask": e.legal_mask()}))
+                bot = self.bots[seat]  # a search agent's information state comes with the move (envs.belief)
+                move = informed(bot, e, seat, upper_bound=is_upper_bound(bot))
+                action = int(move({"observation": e.observe(seat), "action_mask": e.legal_mask()}))
             shown = self.apply(seat, action)
             if shown is not None:
                 if seat == self.human:
