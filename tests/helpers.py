@@ -1,4 +1,4 @@
-"""Shared test helpers: random legal play, and golden playthroughs.
+"""Shared test helpers: random legal play, batched arrays compared, and golden playthroughs.
 
 A golden playthrough (`tests/golden/*.txt`) is a recorded game as readable text,
 as OpenSpiel keeps its playthroughs: the seed and reset options, then for every
@@ -29,9 +29,22 @@ GOLDEN = Path(__file__).parent / "golden"
 
 
 def random_action(obs: dict, rnd: random.Random) -> int:
-    legal = np.flatnonzero(obs["action_mask"])
+    return random_move(obs["action_mask"], rnd)
+
+
+def random_move(mask: np.ndarray, rnd: random.Random) -> int:
+    """A uniformly random legal action of a mask (an engine's ``legal_mask()``)."""
+    legal = np.flatnonzero(mask)
     assert legal.size > 0, "acting agent has an all-zeros mask"
     return int(legal[rnd.randrange(legal.size)])
+
+
+def same(what: str, got: np.ndarray, want: np.ndarray) -> None:
+    """Batched arrays (one row per table) equal, or an AssertionError naming the tables that differ."""
+    if not np.array_equal(got, want):
+        rows = np.flatnonzero((got != want).reshape(len(got), -1).any(axis=1))
+        t = rows[0]
+        raise AssertionError(f"{what} differs at tables {rows.tolist()}; table {t}: got {got[t]}, want {want[t]}")
 
 
 def play_random_game(env, seed: int, options: dict | None = None, max_steps: int = 100_000):

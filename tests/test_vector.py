@@ -18,6 +18,7 @@ pytest.importorskip("numba")
 import envs  # noqa: E402
 from envs.vector import KERNELS  # noqa: E402
 from tests.conftest import scaled  # noqa: E402
+from tests.helpers import same  # noqa: E402
 
 BATCHED = [g for g in envs.GAMES if g in KERNELS]
 
@@ -29,13 +30,6 @@ def OPTIONS_OF(game: str) -> dict:
 def player_counts(game: str) -> list[int]:
     cls = envs.module(game).raw_env.engine_cls
     return list(range(cls.min_players, cls.max_players + 1))
-
-
-def same(what, got, want):
-    if not np.array_equal(got, want):
-        rows = np.flatnonzero((got != want).reshape(len(got), -1).any(axis=1))
-        t = rows[0]
-        raise AssertionError(f"{what} differs at tables {rows.tolist()}; table {t}: got {got[t]}, want {want[t]}")
 
 
 class Pair:

@@ -28,7 +28,21 @@ Arrays, for ``N = num_envs`` tables:
   finished game's result in the rows where ``done`` is set.
 * ``observe(seats)``: any seat's observation at every table (for critics);
   ``state()``: the global vectors ``[N, state_size]``; ``scores()``: the
-  running scores ``[N, num_players]``.
+  running scores ``[N, num_players]``; ``views()``: ``obs, mask, seat`` as
+  they stand, without a step.
+* ``load_rows(rows, worlds) -> obs, mask, seat``: tables ``rows`` (distinct
+  indices) take the states of readable engines of the same game, player count
+  and rule options in a game under way (an engine played to some point, or a
+  world from `envs.belief.sample_world`), so that search can play out on the
+  kernels. From then on those tables play exactly the engines' games: their
+  views, ``state()``, ``scores()``, rewards and final results are the
+  engine's (tests/test_load_rows.py checks this at every step to the end of
+  thousands of loaded games). A world's PCG64 stream is copied bit for bit, so
+  even later reshuffles and deals agree. When a loaded game ends, the table
+  starts the game it would have started next anyway (``table_seed(row, k)``,
+  ``k`` the games started there so far). Each game's kernel module reads its
+  engine in ``load_row(st, t, engine)``. Bad input is refused
+  (``ValueError``, one line) and leaves every table as it was.
 
 How the kernels are compiled: every helper is inlined (``inline="always"``)
 into the few kernels Python calls (``step_rows``, ``write_views``,
@@ -51,7 +65,7 @@ tables, before any table moves.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from numba import njit
@@ -80,6 +94,7 @@ class VectorEnv:
         # The reference engine checks the player count and the rule options.
         engine = engine_cls(num_players, **rule_options)
         self.game = game
+        self.engine_cls = engine_cls
         self.num_envs = int(num_envs)
         self.num_players = engine.num_players
         self.options = dict(engine.options)
@@ -119,12 +134,6 @@ class VectorEnv:
         self._games[rows] += 1
         self._k.reset_rows(self._st, rows)
 
-    def _views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        seat = self._st.cur.astype(np.int64)
-        obs = np.empty((self.num_envs, self.obs_size), np.float32)
-        self._k.write_views(self._st, seat, obs, self._mask, True)
-        return obs, self._mask.copy(), seat
-
     # -- API ----------------------------------------------------------------------
     def reset(self, seeds: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Start every table's first game again (the same games as after construction).
@@ -149,7 +158,7 @@ class VectorEnv:
             self._games[:] = 1
             self._k.reset_rows(self._st, self._rows)
         self._has_reset = True
-        return self._views()
+        return self.views()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         if not self._has_reset:
@@ -171,7 +180,95 @@ class VectorEnv:
         finished = np.flatnonzero(done)
         if finished.size:
             self._start(finished)
-        return (*self._views(), rewards, done)
+        return (*self.views(), rewards, done)
+
+    def views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``obs, mask, seat`` of every table as they stand, without a step (what the last
+        `reset`, `step` or `load_rows` returned)."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before views()")
+        seat = self._st.cur.astype(np.int64)
+        obs = np.empty((self.num_envs, self.obs_size), np.float32)
+        self._k.write_views(self._st, seat, obs, self._mask, True)
+        return obs, self._mask.copy(), seat
+
+    def load_rows(self, rows: Any, worlds: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Put readable engines' states into tables: table ``rows[i]`` continues ``worlds[i]``'s game.
+
+        ``worlds`` are engines of this game (``envs.engine_class(game)``) with this env's
+        player count and rule options, in a game under way: an engine played to any point, or
+        a world drawn by `envs.belief.sample_world`. Each table in ``rows`` (distinct ints in
+        ``[0, num_envs)``) drops the game it was playing and plays on from its world's state:
+        observations, masks, seat to act, ``observe``, ``state`` and ``scores`` are the
+        engine's, and its moves give the engine's rewards and final results. The engines are
+        read, never changed. Returns `views` (every table's, like `reset`).
+
+        Chance: a world's ``rng`` (a ``numpy.random.Generator``) goes with it. A PCG64 one
+        (``default_rng``, as every reset and every sampled world has) is copied exactly, so the
+        table and the engine draw the same reshuffles and deals to the end of the game; any
+        other bit generator seeds the table from a draw of a copy of it, the same law but other
+        draws after the next chance event.
+
+        Afterwards: when a loaded game ends, the table starts the game it would have started
+        had its dropped game ended then, ``table_seed(row, k)`` with ``k`` the games started
+        at that table so far; loading leaves that count alone.
+
+        Bad input (a list of the wrong length, rows out of range or repeated, an engine of
+        another game, player count or rule options, one never reset or whose game is over, one
+        without a ``Generator``, one whose player to act has no legal move) raises
+        ``ValueError``, and the env is then exactly as it was.
+        """
+        if not self._has_reset:
+            raise RuntimeError("call reset() before load_rows()")
+        r = np.asarray(rows)
+        if r.ndim != 1 or not (np.issubdtype(r.dtype, np.integer) or r.size == 0):
+            raise ValueError(f"rows must be a 1-d sequence of table indices, got {r.dtype} {r.shape}")
+        if not hasattr(worlds, "__len__"):
+            raise ValueError("worlds must be a sequence of engines (a list), one per row")
+        if len(worlds) != r.size:
+            raise ValueError(f"rows and worlds differ in length: {r.size} rows, {len(worlds)} worlds")
+        r = r.astype(np.int64)
+        if r.size and (int(r.min()) < 0 or int(r.max()) >= self.num_envs):
+            raise ValueError(f"rows must be table indices in [0, {self.num_envs}), got {r.min()}..{r.max()}")
+        values, counts = np.unique(r, return_counts=True)
+        if (counts > 1).any():
+            raise ValueError(f"rows must be distinct; repeated: {values[counts > 1].tolist()}")
+        for i, world in enumerate(worlds):
+            self._check_world(i, world)
+        saved = [(a, a[r]) for a in self._st if isinstance(a, np.ndarray) and a.shape[:1] == (self.num_envs,)]
+        try:
+            for t, world in zip(r.tolist(), worlds):
+                self._k.load_row(self._st, t, world)
+                R.copy_stream(self._st.rng, t, world.rng)
+            views = self.views()
+            stuck = np.flatnonzero(~views[1][r].any(axis=1))
+            if stuck.size:
+                # (A world sampled from another seat's view can deal the player to act a hand
+                # that the rules would already have settled, e.g. Neu's, with no card to play.)
+                raise ValueError(f"worlds[{stuck[0]}]: the player to act has no legal move; every table must have one")
+        except BaseException:
+            for a, rows_before in saved:  # put back what was there
+                a[r] = rows_before
+            self.views()
+            raise
+        return views
+
+    def _check_world(self, i: int, world: Any) -> None:
+        where = f"worlds[{i}]"
+        if not isinstance(world, self.engine_cls):
+            raise ValueError(f"{where} is a {type(world).__name__}, not a {self.engine_cls.__name__} engine ({self.game})")
+        if world.num_players != self.num_players:
+            raise ValueError(f"{where} has {world.num_players} players; this env has {self.num_players}")
+        if dict(world.options) != self.options:
+            differ = ", ".join(f"{k}={world.options.get(k)!r} (env: {v!r})" for k, v in self.options.items() if world.options.get(k) != v)
+            raise ValueError(f"{where} has other rule options: {differ}")
+        if not hasattr(world, "game_over"):
+            raise ValueError(f"{where} has no game: reset it first")
+        if world.game_over:
+            raise ValueError(f"{where}'s game is over: nothing to play on from")
+        if not isinstance(getattr(world, "rng", None), np.random.Generator):
+            raise ValueError(f"{where} has no random stream (its rng is {type(getattr(world, 'rng', None)).__name__}, "
+                             "not a numpy Generator): give it one, e.g. world.rng = numpy.random.default_rng(seed)")
 
     def observe(self, seats: Any) -> np.ndarray:
         """Observation of ``seats[t]`` at table ``t`` (an int array ``[N]``, or one int for all)."""

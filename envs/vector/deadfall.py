@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from envs import deadfall as ref
+from envs.engine import kind_counts
 from envs.vector import rng as R
 from envs.vector import loops
 
@@ -109,6 +110,28 @@ def reset_rows(st, rows):
         st.chips[t, :] = st.starting_chips
         st.hand_number[t] = 0
         _new_hand(st, t, done, nothing, nothing)
+
+
+def load_row(st, t, engine: ref.Deadfall) -> None:
+    """Table t takes the state of a readable engine mid-game (`envs.vector.VectorEnv.load_rows`
+    checks the engine and copies its random stream)."""
+    st.hands[t] = engine.hands
+    st.sizes[t] = engine.hand_sizes
+    st.chips[t] = engine.chips
+    st.chips_before[t] = engine.chips_before_hand
+    # A card id is its rank; the kernel keeps counts, since only the top and first door card
+    # of a stack matter to the rules (both kept apart), and the set-aside cards' order never does.
+    st.stacks[t] = [kind_counts(stack, NUM_RANKS + 1)[1:] for stack in engine.stacks]
+    st.tops[t] = engine.tops
+    st.first_door[t] = engine.first_door
+    st.picks[t] = engine.door_picks
+    st.aside[t] = kind_counts(engine.set_aside, NUM_RANKS + 1)[1:]
+    st.pot[t] = engine.pot
+    st.hand_number[t] = engine.hand_number
+    st.phase[t] = engine.phase
+    st.layer[t] = engine.layer
+    st.starter[t] = engine.starter
+    st.cur[t] = engine.current_player
 
 
 # -- legality -------------------------------------------------------------------

@@ -114,6 +114,27 @@ def reset_rows(st, rows):
         _new_round(st, t)
 
 
+def load_row(st, t, engine: ref.Neu) -> None:
+    """Table t takes the state of a readable engine mid-game (`envs.vector.VectorEnv.load_rows`
+    checks the engine and copies its random stream)."""
+    st.hands[t] = engine.hands
+    st.sizes[t] = engine.hand_sizes
+    st.chips[t] = engine.chips
+    st.out[t] = engine.out
+    st.elim[t] = engine.eliminated_at
+    st.draw[t, : len(engine.draw)] = engine.draw  # the same order: the top is the last card
+    st.ndraw[t] = len(engine.draw)
+    st.played[t, : len(engine.played)] = engine.played  # in order: a reshuffle keeps the last one out
+    st.nplayed[t] = len(engine.played)
+    st.pcounts[t] = engine.played_counts
+    st.total[t] = engine.total
+    st.direction[t] = engine.direction
+    st.owed[t] = engine.owed
+    st.rnd[t] = engine.round
+    st.dealer[t] = engine.dealer
+    st.cur[t] = engine.current_player
+
+
 # -- legality -------------------------------------------------------------------
 
 

@@ -118,6 +118,32 @@ def reset_rows(st, rows):
         _new_round(st, t)
 
 
+def load_row(st, t, engine: ref.NotForMe) -> None:
+    """Table t takes the state of a readable engine mid-game (`envs.vector.VectorEnv.load_rows`
+    checks the engine and copies its random stream)."""
+    st.hands[t] = engine.hands
+    st.sizes[t] = engine.hand_sizes
+    st.penalties[t] = engine.penalties
+    st.played[t] = engine.played
+    st.supply[t] = engine.supply  # -1: an empty slot, as in the engine
+    st.draw[t, : len(engine.draw)] = engine.draw  # the same order: the top is the last card
+    st.ndraw[t] = len(engine.draw)
+    st.field_count[t] = engine.field_count
+    st.field_number[t] = engine.field_number
+    st.field_player[t] = engine.field_player
+    st.passes[t] = engine.passes
+    st.phase[t] = engine.phase
+    st.giver[t] = engine.giver
+    st.target[t] = engine.target
+    st.offer_kind[t] = engine.offer_kind
+    st.offer_size[t] = engine.offer_size
+    st.draws_owed[t] = engine.draws_owed
+    st.rnd[t] = engine.round
+    st.round_steps[t] = engine.round_steps
+    st.start[t] = engine.start_player
+    st.cur[t] = engine.current_player
+
+
 # -- legality -------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from envs import not_your_mas_jong as ref
+from envs.engine import kind_counts
 from envs.vector import rng as R
 from envs.vector import loops
 
@@ -350,6 +351,41 @@ def _move(st, t, action, rewards, done, final_scores, final_ranks, scratch):
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
 def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
     loops.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
+
+
+# -- loading ------------------------------------------------------------------------
+
+
+def load_row(st, t, engine: ref.NotYourMasJong) -> None:
+    """Table t takes the state of a readable engine mid-game (`envs.vector.VectorEnv.load_rows`
+    checks the engine and copies its random stream)."""
+    n = engine.num_players
+    hands = np.array(engine.hands, np.int64)
+    st.hands[t] = hands
+    st.codes[t] = (hands.reshape(n, SUITS, RANKS) * POW4).sum(axis=2)  # the hand checker's codes
+    st.sizes[t] = engine.hand_sizes
+    st.tokens[t] = engine.tokens
+    # Counts per card type: the order of a discard pile or of the locked sets never matters.
+    st.discards[t] = [kind_counts(pile, NUM_TYPES) for pile in engine.discard_piles]
+    st.locked[t] = [kind_counts([c for cards in sets for c in cards], NUM_TYPES) for sets in engine.locked_sets]
+    st.draw[t, : len(engine.draw)] = engine.draw  # the same order: the top is the last card
+    st.ndraw[t] = len(engine.draw)
+    st.rnd[t] = engine.round
+    st.final_round[t] = -1 if engine.final_round is None else engine.final_round
+    st.ma[t] = engine.ma
+    st.phase[t] = engine.phase
+    st.current_discard[t] = engine.current_discard
+    st.discarder[t] = engine.discarder
+    st.claims[t] = engine.claims
+    # Seats still to be asked about the discard, in order (the one asked now is `cur`).
+    st.ask[t] = -1
+    st.ask[t, : len(engine.to_ask)] = engine.to_ask
+    st.ask_pos[t] = 0
+    st.ask_len[t] = len(engine.to_ask)
+    # A Ma's win on the first deal is paid out with the first step, in both engines.
+    pending = engine._pending_event
+    st.pending[t] = 0 if pending is None else pending.deltas
+    st.cur[t] = engine.current_player
 
 
 # -- views ----------------------------------------------------------------------------

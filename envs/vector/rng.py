@@ -14,6 +14,8 @@ fields of ``numpy.random.PCG64().state``.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from numba import njit, uint64
 
@@ -30,13 +32,31 @@ RNG_WIDTH = 5
 def seed_rows_numpy(rng: np.ndarray, rows: np.ndarray, seeds: np.ndarray) -> None:
     """`seed_rows` through NumPy itself (slower; the tests check that both agree)."""
     for row, seed in zip(rows.tolist(), seeds.tolist()):
-        st = np.random.PCG64(seed).state
-        s, inc = st["state"]["state"], st["state"]["inc"]
-        rng[row, 0] = s >> 64
-        rng[row, 1] = s & _MASK64
-        rng[row, 2] = inc >> 64
-        rng[row, 3] = inc & _MASK64
-        rng[row, 4] = (1 << 32 | st["uinteger"]) if st["has_uint32"] else 0
+        set_row(rng, row, np.random.PCG64(seed).state)
+
+
+def set_row(rng: np.ndarray, row: int, state: dict) -> None:
+    """Put a ``numpy.random.PCG64().state`` dict into one row: the row then draws what that
+    generator would draw next, bit for bit."""
+    s, inc = state["state"]["state"], state["state"]["inc"]
+    rng[row, 0] = s >> 64
+    rng[row, 1] = s & _MASK64
+    rng[row, 2] = inc >> 64
+    rng[row, 3] = inc & _MASK64
+    rng[row, 4] = (1 << 32 | state["uinteger"]) if state["has_uint32"] else 0
+
+
+def copy_stream(rng: np.ndarray, row: int, generator: np.random.Generator) -> bool:
+    """Row ``row`` continues ``generator``'s stream, which is left untouched. A PCG64 generator
+    (what ``default_rng`` makes) is copied exactly: True. Another bit generator cannot be
+    copied; the row is then seeded from a draw of a copy of it (the same uniform law, other
+    draws): False."""
+    if type(generator.bit_generator) is np.random.PCG64:
+        set_row(rng, row, generator.bit_generator.state)
+        return True
+    seed = int(copy.deepcopy(generator).integers(2**63))
+    set_row(rng, row, np.random.PCG64(seed).state)
+    return False
 
 
 @njit(cache=True, inline="always")
