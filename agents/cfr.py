@@ -15,6 +15,23 @@ from pathlib import Path
 import numpy as np
 
 from agents.base import Agent
+from agents.npzfile import read_npz
+from envs import engine_class
+
+KEY_BYTES = 16  # an information set's key (`info_key`)
+MAX_POLICY_BYTES = 256 << 20  # a solved small preset's policy file, uncompressed: a few MB; far more is refused unread
+
+
+def read_policy(path) -> dict:
+    """A ``policy.npz`` of `experiments.solve`, checked from its zip index before it is read
+    (`agents.npzfile`), then its probabilities: finite, not negative, some weight in every row."""
+    data = read_npz(path, {"game": ("U", ()), "num_players": ("iu", ()), "keys": ("u", ("infos", KEY_BYTES)),
+                           "probs": ("f", ("infos", None)), "option_names": ("U", ("options",)),
+                           "option_values": ("U", ("options",))}, MAX_POLICY_BYTES, "cfr agent: policy file")
+    p = data["probs"]
+    if not (np.isfinite(p).all() and (p >= 0).all() and (p.sum(axis=1) > 0).all()):
+        raise ValueError(f"cfr agent: policy file {path}: probs must be finite, not negative, with weight in every row")
+    return data
 
 
 def info_key(history: bytes, observation: np.ndarray, mask: np.ndarray) -> bytes:
@@ -44,13 +61,22 @@ class CFRAgent(Agent):
         p = Path(path)
         if not p.is_file():
             raise FileNotFoundError(f"cfr agent: no policy file at {path!r} (python -m experiments.solve writes one)")
-        data = np.load(p, allow_pickle=False)
+        data = read_policy(p)
         if str(data["game"]) != game or int(data["num_players"]) != num_players:
             raise ValueError(f"cfr agent: {path} solves {data['game']} with {int(data['num_players'])} players, "
                              f"not {game} with {num_players}")
         self.rules = dict(zip(data["option_names"].tolist(), data["option_values"].tolist()))
+        try:
+            engine = engine_class(game)(num_players, **self.rules)
+        except ValueError as e:
+            raise ValueError(f"cfr agent: {path}: its rule options do not make a game ({e})") from None
+        if data["probs"].shape[1] != engine.num_actions:
+            raise ValueError(f"cfr agent: {path}: probs has {data['probs'].shape[1]} actions per information set; "
+                             f"{game} with {self.rules} has {engine.num_actions}")
         self.probs = data["probs"]
         self.index = {k.tobytes(): i for i, k in enumerate(data["keys"])}
+        if len(self.index) != len(self.probs):
+            raise ValueError(f"cfr agent: {path}: an information set's key appears twice")
         self.path = str(p)
         self.reset()
 

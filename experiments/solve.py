@@ -124,6 +124,11 @@ def main(argv=None) -> int:
         tree_start = time.perf_counter()
         log(f"{args.game} small preset: enumerating the tree from the engine ...")
         agent = None if args.exploit is None else make_from_spec(args.exploit, args.game, 2, seed=args.seed)
+        if callable(getattr(agent, "inform", None)):
+            # The tree holds each information set's observation, not a game to take an information state from.
+            raise ValueError(f"agent {args.exploit!r} needs its seat's information state before every move (an inform "
+                             f"hook), which the exact best response cannot give; measure it with "
+                             f"python -m experiments.tournament instead")
     except (ValueError, FileNotFoundError) as e:
         parser.error(str(e))
     prefix = f"solve_{args.game}_" if args.exploit is None else f"exploit_{args.game}_{spec_label(args.exploit)}_"

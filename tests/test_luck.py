@@ -143,3 +143,59 @@ def test_the_unbiasedness_script_reports_a_z_score(capsys):
     row = capsys.readouterr().out.strip().splitlines()[-1]
     assert row.startswith("| not_for_me | 4 | 2 × 3 |")
     assert abs(float(row.split("|")[-2])) < 4
+
+
+@pytest.mark.parametrize("write, message", [
+    (lambda p, size: p.write_bytes(b"PK\x03\x04 truncated"), "not an .npz file"),
+    (lambda p, size: np.savez(p, w=np.zeros(size + 1), b=np.float64(0)), "w has shape"),
+    (lambda p, size: np.savez(p, w=np.full(size, np.nan), b=np.float64(0)), "must be finite"),
+    (lambda p, size: np.savez(p, w=np.full(size, 1e300), b=np.float64(0)), "must be finite and below"),
+    (lambda p, size: np.savez(p, w=np.zeros(size)), "missing b"),
+])
+def test_a_bad_value_file_is_refused_before_any_game(tmp_path, monkeypatch, write, message):
+    monkeypatch.setattr(luck, "VALUES", tmp_path)
+    luck.LinearValue.load.cache_clear()
+    write(tmp_path / "neu-2p.npz", envs.info("neu", 2).obs_size)
+    played = []
+    monkeypatch.setattr(luck, "corrections", lambda *a, **k: played.append(1))
+    try:
+        with pytest.raises(ValueError, match=message):
+            run_tournament("neu", ["heuristic", "random"], num_players=2, deals=1, progress=False, estimator="adjusted")
+    finally:
+        luck.LinearValue.load.cache_clear()
+    assert played == []
+
+
+def test_a_correction_that_is_not_finite_never_reaches_a_report():
+    with pytest.raises(RuntimeError, match="not a finite number"):
+        luck.adjusted_scores({"deal": 3, "scores": [1, -1], "luck": [float("nan"), 0.0]})
+
+
+def test_an_interrupted_fit_leaves_the_old_value_file_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(luck, "VALUES", tmp_path)
+    old = tmp_path / "neu-2p.npz"
+    old.write_bytes(b"the old file")
+    monkeypatch.setattr(luck, "fit", lambda *a, **k: luck.LinearValue(np.zeros(3), 0.0))
+
+    def dies(f, **arrays):
+        f.write(b"half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(luck.np, "savez", dies)
+    with pytest.raises(KeyboardInterrupt):
+        luck.main(["--game", "neu", "--players", "2", "--games", "1"])
+    assert old.read_bytes() == b"the old file" and [p.name for p in tmp_path.iterdir()] == ["neu-2p.npz"]
+
+
+def test_the_fit_command_refuses_a_bad_player_count_in_one_line(capsys):
+    with pytest.raises(SystemExit):
+        luck.main(["--game", "neu", "--players", "99"])
+    assert "num_players must be from 2 to 7, got 99" in capsys.readouterr().err
+
+
+def test_plain_with_another_estimator_is_refused(capsys):
+    from experiments.tournament.command import main
+
+    with pytest.raises(SystemExit):
+        main(["--plain", "--estimator", "adjusted", "--deals", "1", "--quiet"])
+    assert "--plain is --estimator plain; it cannot go with --estimator adjusted" in capsys.readouterr().err

@@ -47,6 +47,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from agents.npzfile import read_npz
 import torch
 
 from train import best_response as br
@@ -67,6 +69,43 @@ class Args(ppo_warmstart.Args):
     strength_deals: int = field(default=200, metadata={"help": "held-out duplicate deals of each strength-log point"})
 
 
+MAX_TEACHER_BYTES = 16 << 30  # a teacher.npz, uncompressed (Ma's Jong's 300 k decisions take 440 MB)
+
+
+def read_teacher_data(args: Args, headers_only: bool = False) -> dict:
+    """--teacher-data (a run folder's teacher.npz, `distil`), checked from its zip index and array
+    headers against this run's game, players and --features before anything is read
+    (`agents.npzfile`); then its values: legal actions, finite numbers, links inside the file."""
+    import envs
+    from agents.network import input_size
+
+    facts = envs.info(args.game, args.players, **ppo_warmstart.parse_rules(args.rules))
+    width = input_size(facts, args.features)
+    columns = {"obs": ("f", ("rows", width)), "masks": ("b", ("rows", facts.num_actions)), "actions": ("i", ("rows",)),
+               "rewards": ("f", ("rows",)), "dones": ("b", ("rows",)), "next_index": ("i", ("rows",)),
+               "values": ("f", ("rows", facts.num_actions)), "critic_in": ("f", (None, None)), "env_steps": ("iu", ())}
+    what = f"--teacher-data: for {args.game} at {args.players} players{' with --features' if args.features else ''},"
+    data = read_npz(args.teacher_data, columns, MAX_TEACHER_BYTES, what, optional=frozenset({"values"}),
+                    headers_only=headers_only)
+    if headers_only:
+        return data
+    rows, actions = len(data["actions"]), data["actions"]
+    problem = None
+    if rows == 0:
+        problem = "it holds no decisions"
+    elif not ((actions >= 0) & (actions < facts.num_actions)).all() or not data["masks"][np.arange(rows), actions].all():
+        problem = "an action is outside the game's actions or not legal under its mask"
+    elif not ((data["next_index"] >= -1) & (data["next_index"] < rows)).all():
+        problem = "next_index points outside the file"
+    elif not all(np.isfinite(data[k]).all() for k in ("obs", "rewards", "values") if k in data):
+        problem = "obs, rewards or values hold a NaN or an infinity"
+    elif int(data["env_steps"]) < 0:
+        problem = "env_steps is negative"
+    if problem:
+        raise ValueError(f"{what} {args.teacher_data}: {problem}")
+    return data
+
+
 def check_args(args: Args) -> None:
     ppo_warmstart.check_args(args)
     ppo.check_numbers(args, {"strength_every": (0, 10**9), "strength_deals": (2, 10**6)}, {})
@@ -74,8 +113,8 @@ def check_args(args: Args) -> None:
         raise ValueError("train.ppo_search: the network reads its observation (and --features) only; --hint is refused")
     if not args.imitation_steps and not args.teacher_data:
         raise ValueError("train.ppo_search distils a teacher first: give --imitation-steps N or --teacher-data PATH")
-    if args.teacher_data and not os.path.isfile(args.teacher_data):
-        raise ValueError(f"--teacher-data: no file {args.teacher_data!r}")
+    if args.teacher_data:
+        read_teacher_data(args, headers_only=True)  # before anything is written: a bad file leaves no run folder
     if not (math.isfinite(args.soft_targets) and 0 <= args.soft_targets <= 1):
         raise ValueError(f"--soft-targets must be in [0, 1], got {args.soft_targets}")
     if not (math.isfinite(args.value_temperature) and args.value_temperature > 0):
@@ -119,8 +158,7 @@ def distil(agent, optimizer, args: Args, open_collector, say=print) -> int:
     if os.path.isfile(os.path.join(path, "strength.csv")):  # a replaced run's (--overwrite)
         os.remove(os.path.join(path, "strength.csv"))
     if args.teacher_data:
-        with np.load(args.teacher_data) as f:
-            data = {k: f[k] for k in f.files}
+        data = read_teacher_data(args)
         say(f"distillation: {len(data['actions']):,} decisions read from {args.teacher_data}")
     else:
         scale = measure_scales(args.game, args.players, "plain", seed=args.seed, games=ppo.SCALE_GAMES,

@@ -32,6 +32,7 @@ from agents.search.rollout import HORIZONS, score_options
 from envs.belief import sample_world
 
 DEFAULTS = {"worlds": 8, "rollout": "heuristic", "horizon": "round"}
+MAX_WORLDS = 4096  # worlds a decision may sample: each is a whole game held in memory
 
 
 def parse_search_options(text: str, kind: str = "pimc") -> dict:
@@ -42,8 +43,9 @@ def parse_search_options(text: str, kind: str = "pimc") -> dict:
         if not sep or key not in DEFAULTS:
             raise ValueError(f"{kind}: bad option {part!r}; valid options: {', '.join(f'{k}=' for k in DEFAULTS)}")
         if key == "worlds":
-            if not value.isdigit() or int(value) < 1:
-                raise ValueError(f"{kind}: worlds must be a positive integer, got {value!r}")
+            # ASCII digits only: "٣" is not a second spelling (and label) of 3.
+            if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_WORLDS:
+                raise ValueError(f"{kind}: worlds must be a whole number from 1 to {MAX_WORLDS}, got {value!r}")
             options[key] = int(value)
         elif key == "horizon" and value not in HORIZONS:
             raise ValueError(f"{kind}: horizon must be one of {', '.join(HORIZONS)}, got {value!r}")
@@ -74,6 +76,8 @@ class PIMCAgent(Agent):
                  rollout: str = "heuristic", horizon: str = "round") -> None:
         if horizon not in HORIZONS:
             raise ValueError(f"pimc: horizon must be one of {', '.join(HORIZONS)}, got {horizon!r}")
+        if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or not 1 <= worlds <= MAX_WORLDS:
+            raise ValueError(f"pimc: worlds must be a whole number from 1 to {MAX_WORLDS}, got {worlds!r}")
         self.worlds, self.horizon, self.rollout = int(worlds), horizon, rollout
         self.policies = [rollout_policy(rollout, game, num_players, s) for s in range(num_players)]
         self._info: dict | None = None
@@ -97,7 +101,8 @@ class PIMCAgent(Agent):
         info = self._info
         if info is None or not np.array_equal(np.asarray(info["observation"], np.float32), observation["observation"]):
             raise ValueError(f"{self.name}: act() needs inform(info_state) with this seat's information state first "
-                             "(every cardzoo runner calls it; env.unwrapped.information_state(agent) gives it)")
+                             "(the tournament, compare, the single-agent env and the web page call it; "
+                             "env.unwrapped.information_state(agent) gives it)")
         own = int(self.policies[info["seat"]].act(observation))
         worlds = self.draw_worlds(info)
         seeds = self.rng.integers(2**62, size=len(worlds))
@@ -122,5 +127,6 @@ class PIMCCheat(PIMCAgent):
 
     def draw_worlds(self, info: dict) -> list:
         if getattr(self, "_engine", None) is None:
-            raise ValueError("pimc_cheat: act() needs cheat_inform(engine) first (the tournament's play-one-game path calls it)")
+            raise ValueError("pimc_cheat: act() needs cheat_inform(engine) first (the tournament's play-one-game path "
+                             "calls it, for cardzoo's own upper bounds only)")
         return [copy.deepcopy(self._engine) for _ in range(self.worlds)]

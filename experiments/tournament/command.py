@@ -136,6 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.games is not None:
         p.error("a tournament plays one game, --game NAME; the number of deals is --deals N")
+    if args.plain and args.estimator not in (None, "plain"):
+        p.error(f"--plain is --estimator plain; it cannot go with --estimator {args.estimator}")
 
     cli.check_out(args.out, p)  # at once; claimed below, once every other check has passed
     specs = parse_agents(args.agents, p)

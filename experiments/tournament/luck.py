@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import pickle
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -59,11 +60,28 @@ class LinearValue:
     @classmethod
     @functools.lru_cache(maxsize=None)  # read once per process; every game of a run uses it
     def load(cls, game: str, num_players: int) -> "LinearValue":
+        """The fitted V of `game` at `num_players`, checked (`check_value_file`); V = the score without one."""
         path = VALUES / f"{game}-{num_players}p.npz"
         if not path.exists():
             return cls()
-        z = np.load(path)
-        return cls(z["w"], float(z["b"]))
+        w, b = check_value_file(path, envs.info(game, num_players).obs_size)
+        return cls(w, b)
+
+
+MAX_WEIGHT = 1e6  # |w| and |b| of a sane fit are below 10**3 (scores are at most hundreds)
+
+
+def check_value_file(path, obs_size: int) -> tuple[np.ndarray, float]:
+    """The weights of a value file, refused in one line when the file is not a whole .npz with a
+    float ``w`` of the observation's size and a float ``b``, all finite and below `MAX_WEIGHT`."""
+    from agents.npzfile import read_npz
+
+    z = read_npz(path, {"w": ("f", (obs_size,)), "b": ("f", ())}, 64 * obs_size + 4096, "value file")
+    w, b = z["w"].astype(np.float64), float(z["b"])
+    if not (np.isfinite(w).all() and np.isfinite(b) and np.abs(w).max(initial=0) < MAX_WEIGHT and abs(b) < MAX_WEIGHT):
+        raise ValueError(f"value file {path}: its weights must be finite and below {MAX_WEIGHT:g} in size; "
+                         f"refit it with python -m experiments.tournament.luck")
+    return w, b
 
 
 def _signature(engine) -> tuple:
@@ -119,8 +137,13 @@ def corrections(game: str, num_players: int, rule_options: dict | None, deal_see
 
 
 def adjusted_scores(rec: dict) -> list[float]:
-    """A record's scores minus its luck (`corrections`, stored as ``rec["luck"]``)."""
-    return [s - c for s, c in zip(rec["scores"], rec["luck"])]
+    """A record's scores minus its luck (`corrections`, stored as ``rec["luck"]``); a correction
+    that is not a finite number is an error, never a "nan" in a report."""
+    out = [s - c for s, c in zip(rec["scores"], rec["luck"])]
+    if not np.isfinite(out).all():
+        raise RuntimeError(f"the luck correction of deal {rec.get('deal')} is not a finite number ({rec['luck']}); "
+                           f"the value file is broken: refit it with python -m experiments.tournament.luck")
+    return out
 
 
 # -- fitting V -------------------------------------------------------------------
@@ -161,10 +184,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     a = p.parse_args(argv)
     if a.games < 1:
         p.error("--games must be at least 1")
+    try:
+        envs.info(a.game, a.players)
+    except ValueError as e:
+        p.error(str(e))
     v = fit(a.game, a.players, a.games)
     VALUES.mkdir(exist_ok=True)
     path = VALUES / f"{a.game}-{a.players}p.npz"
-    np.savez(path, w=v.w, b=v.b)
+    aside = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # written aside, then renamed: never half a file
+    try:
+        with open(aside, "wb") as f:
+            np.savez(f, w=v.w, b=np.float64(v.b))
+        os.replace(aside, path)
+    finally:
+        aside.unlink(missing_ok=True)
     print(f"wrote {path}")
 
 

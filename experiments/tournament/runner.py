@@ -237,6 +237,10 @@ def play(
     from experiments.tournament import vector
 
     vector_tables = vector.choose_tables(game, tables, num_players, engine, move_timeout=move_timeout, isolate=isolate)
+    if luck:
+        from experiments.tournament import luck as luck_module
+
+        luck_module.LinearValue.load(game, num_players)  # a bad value file is refused before any game
     total = len(deals) if hasattr(deals, "__len__") else None  # type: ignore[arg-type]
     opts = tuple(sorted((rule_options or {}).items()))
     if backend == "ray":
