@@ -4,6 +4,7 @@ independent ways agrees, NashConv falls with iterations, and the solved policy p
 
 from __future__ import annotations
 
+import re
 import copy
 import itertools
 import json
@@ -296,3 +297,40 @@ def test_small_preset_works_everywhere_a_game_works(tmp_path):
     opened = OpenGames().create({"game": "neu", "players": 2, "human": 0, "bots": ["heuristic", "heuristic"],
                                  "rule_options": {"rules": "small"}})
     assert opened["rule_options"] == {"rules": "small"} and len(opened["frames"][-1]["hands"][0]) == 2
+
+
+def _policy_file(path, **change):
+    """A policy.npz shaped like experiments.solve's for the Neu preset, with `change` applied."""
+    infos, actions = 4, envs.engine_class("neu")(2, rules="small").num_actions
+    data = dict(game=np.array("neu"), num_players=np.array(2), keys=np.arange(infos * 16, dtype=np.uint8).reshape(infos, 16),
+                probs=np.full((infos, actions), 1.0 / actions, np.float32), option_names=np.array(["rules"]),
+                option_values=np.array(["small"]))
+    data.update(change)
+    np.savez_compressed(path, **{k: v for k, v in data.items() if v is not None})
+    return str(path)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"probs": np.ones(18, np.float32)}, "probs has shape (18,), expected 2 dimensions"),
+    ({"probs": np.ones((4, 5), np.float32)}, "probs has 5 actions per information set"),
+    ({"probs": np.ones((3, 18), np.float32)}, "probs has shape (3, 18); dimension 0 should be 4"),
+    ({"probs": np.full((4, 18), -1.0, np.float32)}, "not negative"),
+    ({"keys": np.zeros((4, 16), np.uint8)}, "an information set's key appears twice"),
+    ({"keys": np.array([object()] * 4)}, "keys holds Python objects (a pickle), refused unread"),
+    ({"option_values": np.array(["huge"])}, "its rule options do not make a game"),
+])
+def test_a_bad_policy_file_is_refused_in_one_line(tmp_path, change, message):
+    from agents.cfr import CFRAgent
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        CFRAgent("neu", 2, 0, path=_policy_file(tmp_path / "policy.npz", **change))
+    CFRAgent("neu", 2, 0, path=_policy_file(tmp_path / "good.npz"))  # the unchanged file loads
+
+
+def test_a_policy_file_that_claims_a_huge_array_is_refused_from_its_index(tmp_path, monkeypatch):
+    from agents import cfr
+
+    path = _policy_file(tmp_path / "policy.npz", probs=np.zeros((4, 18), np.float32) + 1 / 18)
+    monkeypatch.setattr(cfr, "MAX_POLICY_BYTES", 200)
+    with pytest.raises(ValueError, match="uncompressed, more than the 200 bytes"):
+        cfr.CFRAgent("neu", 2, 0, path=path)
