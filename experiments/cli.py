@@ -169,10 +169,48 @@ def claim_out(out: str | None, parser: argparse.ArgumentParser, prefix: str = ""
     try:
         return ReportFolder(None if out is None else Path(out), prefix=prefix, link_latest=link_latest)
     except FileExistsError:
-        parser.error(f"--out {out!r} already holds files (or another run is writing there); give a new or empty folder")
+        parser.error((out is not None and stale_claim(Path(out))) or
+                     f"--out {out!r} already holds files (or another run is writing there); give a new or empty folder")
     except OSError as e:
         parser.error(f"--out {out!r}: {e.strerror or e}")
     raise AssertionError("unreachable")
+
+
+def _claim_pid(claim: Path) -> int | None:
+    try:
+        text = claim.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # alive, someone else's
+    try:  # a zombie is not running
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return True
+
+
+def stale_claim(folder: Path) -> str | None:
+    """The refusal of a folder left behind by a run that no longer runs (killed where nothing could
+    clean up: SIGKILL, a power cut), with the command that clears it; None for any other folder."""
+    claim = folder / CLAIM
+    rest = [c.name for c in folder.iterdir() if c.name != CLAIM and not c.name.startswith(".partial-")]
+    pid = _claim_pid(claim) if claim.exists() else None
+    if pid is None or rest or _running(pid):
+        return None
+    import shlex
+
+    q = shlex.quote(str(folder))
+    return (f"--out {str(folder)!r} was claimed by a run (pid {pid}) that is no longer running and left no reports; "
+            f"clear it with: rm -r {q}/{CLAIM} {q}/.partial-*")
 
 
 def check_out(out: str | None, parser: argparse.ArgumentParser) -> None:
@@ -187,7 +225,8 @@ def check_out(out: str | None, parser: argparse.ArgumentParser) -> None:
         if p.exists() and not p.is_dir():
             parser.error(f"--out {out!r} is a file, not a folder")
         if p.is_dir() and any(p.iterdir()):
-            parser.error(f"--out {out!r} already holds files (or another run is writing there); give a new or empty folder")
+            parser.error(stale_claim(p) or f"--out {out!r} already holds files (or another run is writing there); "
+                                            f"give a new or empty folder")
         probe = p.parent if str(p.parent) else Path(".")
         while not probe.exists():
             probe = probe.parent
@@ -239,9 +278,13 @@ class ReportFolder:
         self.final = target
         self.claim = target / CLAIM
         try:
-            os.close(os.open(self.claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            fd = os.open(self.claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         except FileExistsError:
             raise  # another run claimed the folder first: it is theirs
+        try:
+            os.write(fd, f"{os.getpid()}\n".encode())  # whose claim: a dead run's is reported as stale
+        finally:
+            os.close(fd)
         self.path = target / f".partial-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.path.mkdir()
         self.committed = False

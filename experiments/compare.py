@@ -192,4 +192,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from experiments.tournament.command import as_command
+
+    sys.exit(as_command(main))

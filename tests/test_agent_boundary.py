@@ -9,14 +9,18 @@ fails a test instead of the suite.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
 
 import numpy as np
 import pytest
 
 from experiments.tournament import run_tournament
-from tests.test_benchmarking import run_py
+from tests.test_benchmarking import ENV, run_py
 
 HOSTILE = '''
 import os, sys, time
@@ -160,3 +164,113 @@ def test_the_upper_bound_is_marked_in_every_result(tmp_path):
     con.close()
     board = run_py("", tmp_path, args=("-m", "experiments.leaderboard", "--db", str(db)))
     assert board.returncode == 0 and f" {label} " in board.stdout, board.stdout + board.stderr[-2000:]
+
+
+# -- interrupts and what is left behind ---------------------------------------------
+SLOW = '''
+import os, time
+import numpy as np
+
+
+class Slow:
+    def act(self, observation):
+        time.sleep(0.02)
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+class Spawner(Slow):
+    """Starts a helper that leaves its group and session (setsid) and forks again, once per process."""
+
+    started = False
+
+    def act(self, observation):
+        if not Spawner.started:
+            Spawner.started = True
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    with open("helpers.txt", "a") as f:
+                        f.write(f"{os.getpid()}\\n")
+                    time.sleep(120)
+                os._exit(0)
+        return super().act(observation)
+'''
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie (killed, waiting for a parent that does not reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except OSError:
+        return True
+
+
+def _session(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != pid:
+            try:
+                if os.getsid(int(entry)) == pid and not _dead(int(entry)):
+                    out.append(int(entry))
+            except OSError:
+                pass
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process trees are read from /proc")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_isolated_run_with_workers_exits_and_leaves_nothing(tmp_path, signum):
+    (tmp_path / "slow.py").write_text(SLOW)
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-m", "experiments.tournament", "--agents", "slow.py:Spawner,random",
+                          "--players", "2", "--deals", "200", "--isolate", "--workers", "2", "--quiet", "--out", str(out)],
+                         cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "helpers.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)  # playing: the isolated agents have started their helpers
+        time.sleep(0.5)
+        os.kill(p.pid, signum)
+        p.wait(20)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130 and "interrupted; nothing was written" in p.stderr.read()
+    time.sleep(0.5)
+    assert _session(p.pid) == [], "workers or isolated agents outlived the run"
+    helpers = [int(x) for x in (tmp_path / "helpers.txt").read_text().split()]
+    assert helpers and all(_dead(h) for h in helpers), "a helper that left with setsid() outlived the run"
+    assert not out.exists()  # the folder it made is gone: the same command runs again
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process trees are read from /proc")
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_helpers_that_left_with_setsid_do_not_outlive_a_finished_run(tmp_path, workers):
+    (tmp_path / "slow.py").write_text(SLOW)
+    done = run_py("", tmp_path, timeout=90, args=("-m", "experiments.tournament", "--agents", "slow.py:Spawner,random",
+                                                  "--players", "2", "--deals", "2", "--isolate", "--workers", workers,
+                                                  "--quiet", "--out", str(tmp_path / "out")))
+    assert done.returncode == 0, done.stderr[-2000:]
+    time.sleep(0.5)
+    helpers = [int(x) for x in (tmp_path / "helpers.txt").read_text().split()]
+    assert helpers and all(_dead(h) for h in helpers)
+
+
+def test_a_claim_left_by_a_dead_run_is_named_stale_with_the_command_that_clears_it(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (out / ".cardzoo-run").write_text(f"{dead.pid}\n")
+    (out / f".partial-{dead.pid}-0123456789ab").mkdir()
+    r = run_py("", tmp_path, args=("-m", "experiments.tournament", "--agents", "random,random", "--players", "2",
+                                   "--deals", "1", "--quiet", "--out", str(out)))
+    assert r.returncode == 2
+    line = r.stderr.strip().splitlines()[-1]
+    assert f"was claimed by a run (pid {dead.pid}) that is no longer running" in line and "rm -r " in line
+    subprocess.run(line.split("clear it with: ", 1)[1], shell=True, check=True)  # the command it gives works
+    again = run_py("", tmp_path, args=("-m", "experiments.tournament", "--agents", "random,random", "--players", "2",
+                                       "--deals", "1", "--quiet", "--out", str(out)))
+    assert again.returncode == 0, again.stderr

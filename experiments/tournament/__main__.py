@@ -2,6 +2,6 @@
 
 import sys
 
-from experiments.tournament.command import main
+from experiments.tournament.command import as_command, main
 
-sys.exit(main())
+sys.exit(as_command(main))

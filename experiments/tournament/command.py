@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from typing import Sequence
 
@@ -101,9 +103,29 @@ def finish_run(results: list[dict], args: argparse.Namespace, folder, metadata: 
         return folder.final
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt
+
+
+def as_command(main, argv=None) -> int:
+    """`main` as the process's own command (``python -m ...``): SIGTERM is Ctrl-C (the same clean-up,
+    "interrupted", exit 130), and no process it started stays behind, whatever ends it: it adopts
+    the orphans below it (Linux's child subreaper) and stops every process left below it when it
+    ends. Only for a process that owns everything below it, never for main() called from Python."""
+    from experiments.tournament.isolate import adopt_orphans, kill_tree
+
+    signal.signal(signal.SIGTERM, _terminated)
+    adopt_orphans()
+    try:
+        return main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        kill_tree(os.getpid(), include_root=False)
+
+
 def run_cli(main_body) -> int:
     """Run a command: an agent failure, a failure to start workers or to write the reports is one line
-    and exit 1, Ctrl-C exit 130."""
+    and exit 1, Ctrl-C exit 130 (and SIGTERM under `as_command`)."""
     try:
         return main_body()
     except (AgentError, RuntimeError) as e:

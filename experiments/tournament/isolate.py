@@ -8,9 +8,13 @@ read. An agent that ends its process (``os._exit``, a crash in C, a signal)
 is seen as the pipe closing. Either way the move fails (`match.MoveTimeout`,
 `match.AgentExit`) and the next call starts a fresh child.
 
-The child leads a process group of its own: stopping it (a timeout, the end
-of the run, the child ended by ``SIGTERM``) kills the whole group, so helpers
-the agent forked are not left behind. Its stdout and stderr go to a pipe the
+The child leads a process group of its own, and on Linux it dies with its
+parent and adopts its own orphans: stopping it (a timeout, the end of the run,
+the child ended by ``SIGTERM``) kills the whole tree below it, so helpers the
+agent forked are not left behind, even those that left the group with
+``setsid()`` and forked again. It keeps none of the pipes it inherited from its
+parent (another isolated agent's, a worker pool's), so a run never waits on a
+pipe that only a forgotten child holds open. Its stdout and stderr go to a pipe the
 parent reads: the first `OUTPUT_LIMIT` bytes of each isolated agent are
 passed on to the parent's stderr, and the rest is counted, not kept; an agent
 that writes more is stopped at once and its move fails, naming the bytes
@@ -57,9 +61,79 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+def _children() -> dict[int, list[int]]:
+    """Every process's children, from /proc (empty where there is no /proc)."""
+    out: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            out.setdefault(ppid, []).append(int(entry))
+    return out
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below `pid` in the process tree, now."""
+    children, found, todo = _children(), [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            found.append(c)
+            todo.append(c)
+    return found
+
+
+def kill_tree(pid: int, include_root: bool = True) -> None:
+    """Stop `pid` and every process below it, wherever they moved their group or session: all are
+    stopped first (so that none forks or exits while the tree is read, and none is handed to
+    another parent), the tree read again until it holds still, then all are killed."""
+    stopped: set[int] = set()
+    for _ in range(50):
+        tree = set(descendants(pid)) | ({pid} if include_root else set())
+        if tree <= stopped:
+            break
+        for p in tree - stopped:
+            try:
+                os.kill(p, signal.SIGSTOP)
+            except OSError:
+                pass
+        stopped |= tree
+    for p in stopped:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _prctl(option: int, value: int) -> bool:
+    """Linux's prctl(2); False where it is missing."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+
+
+def adopt_orphans() -> bool:
+    """Make this process the one that orphans below it are handed to (Linux's child subreaper),
+    so that `kill_tree` still finds a process whose parent exited. False where it is not offered."""
+    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
 @atexit.register
 def _kill_live_groups() -> None:
     for pid in list(_LIVE):
+        kill_tree(pid)
         _kill_group(pid)
 
 
@@ -101,10 +175,36 @@ def _write_all(fd: int, data: bytes) -> None:
         data = data[os.write(fd, data):]
 
 
-def _serve(calls, answers, spec, game: str, num_players: int, out=None) -> None:
+_PARENT_ENDS: set[int] = set()  # this process's ends of its isolated children's pipes
+
+
+def _release_inherited(keep: set[int]) -> None:
+    """Point the parent's ends of other isolated children's pipes, inherited by a fork, at
+    /dev/null: held here, they would keep those pipes open after their owners died, and a run
+    would wait on them forever."""
+    if not _PARENT_ENDS:
+        return
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in _PARENT_ENDS - keep:
+        try:
+            os.dup2(null, fd)  # not closed: the inherited objects that own them may still close them
+        except OSError:
+            pass
+    os.close(null)
+    _PARENT_ENDS.clear()
+
+
+def _serve(calls, answers, spec, game: str, num_players: int, out=None, parent: int = 0) -> None:
     """The child: build the agent, then answer calls until the pipe closes."""
     os.setsid()  # a group of its own, which `_stop` kills whole
     signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))
+    # Killed with its parent, whatever ends the parent; and the parent of its orphans, so that
+    # a helper that left the group (setsid) and forked again is still in its tree (`kill_tree`).
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if parent and os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+    adopt_orphans()
+    _release_inherited({calls.fileno(), answers.fileno()} | ({out.fileno()} if out is not None else set()))
     if out is not None:  # stdout and stderr into the parent's capped reader
         sys.stdout.flush()
         sys.stderr.flush()
@@ -149,6 +249,7 @@ class IsolatedAgent:
         self._conn = None  # calls to the child
         self._answers = None  # the child's answers (frames of bytes)
         self._hooks = 0
+        self._ends: set = set()  # this process's ends of the child's pipes
         self._number = 0  # the number of the last call sent
         self._pending: list[tuple[str, tuple]] = []
         self.output_bytes = 0  # everything its children wrote, passed on or not
@@ -159,11 +260,14 @@ class IsolatedAgent:
         answers_read, answers_write = self._context.Pipe(duplex=False)
         out_read, out_write = self._context.Pipe(duplex=False)
         self._process = self._context.Process(
-            target=_serve, args=(calls_read, answers_write, self.spec, self.game, self.num_players, out_write), daemon=True)
+            target=_serve, args=(calls_read, answers_write, self.spec, self.game, self.num_players, out_write, os.getpid()),
+            daemon=True)
         self._process.start()
         _LIVE.add(self._process.pid)
         for end in (calls_read, answers_write, out_write):
             end.close()
+        self._ends = {calls_write.fileno(), answers_read.fileno(), out_read.fileno()}
+        _PARENT_ENDS.update(self._ends)
         threading.Thread(target=self._read_output, args=(out_read, self._process.pid), daemon=True).start()
         self._conn, self._answers = calls_write, answers_read
         self._number = 0
@@ -191,14 +295,18 @@ class IsolatedAgent:
                 self._flooded = True
                 _kill_group(pid)
                 break
+        _PARENT_ENDS.discard(fd)
         out.close()
 
     def _stop(self) -> None:
         if self._process is not None:
+            kill_tree(self._process.pid)
             _kill_group(self._process.pid)
             _LIVE.discard(self._process.pid)
             self._process.kill()
             self._process.join()
+        _PARENT_ENDS.difference_update(self._ends - {None})
+        self._ends = set()
         for conn in (self._conn, self._answers):
             if conn is not None:
                 conn.close()
