@@ -8,19 +8,27 @@
 A check prints what it tried and "passed", or the first thing that went wrong with a hint,
 and exits with status 1.
 
-The verdict is the checker's: your file is imported and called in a child process (its output
-goes to stderr), and only the answers it returns come back to be checked here. A file that
-exits (``sys.exit``, ``os._exit``) before the check ends fails, and so does one that takes
-longer than ``--time-limit`` seconds in all (default `TIME_LIMIT_S`). The child may not import
-this checker (its reference answers) or open the shipped solutions.
+The verdict is the checker's: your file is imported and called in a fresh child process
+(`experiments.exercise_child`; its output goes to stderr), and only the answers it returns
+come back to be checked here, as plain numbers and arrays. A file that exits (``sys.exit``,
+``os._exit``) before the check ends fails, and so does one that takes longer than
+``--time-limit`` seconds in all (default `TIME_LIMIT_S`). The child may not import this
+checker (its reference answers), open the shipped solutions, start a process, or (in
+exercise 3) use cardzoo's own players; exercise 3 also refuses an agent that plays the
+shipped heuristic's moves.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import multiprocessing
+import io
 import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,67 +51,8 @@ class Failed(Exception):
 
 
 # --- your file, in a child process -----------------------------------------------------------------
-
-class _Refused(ModuleType):
-    """What ``experiments.exercises`` is in the child: nothing to borrow."""
-
-    def __getattr__(self, name):
-        raise ImportError("the exercise checker (and its reference answers) cannot be imported by a solution")
-
-
-def _guard(path: Path) -> None:
-    """In the child: the checker and the shipped solutions are out of reach of the file under check."""
-    mine = path.resolve()
-    forbidden = (FOLDER / "solutions").resolve()
-    checker = Path(__file__).resolve()
-
-    def hook(event, args):
-        if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
-            try:
-                target = Path(os.fsdecode(args[0])).resolve()
-            except (OSError, ValueError):
-                return
-            if target != mine and (target == checker or forbidden in target.parents):
-                raise PermissionError(f"{target.name} is the checker's or a shipped solution; a solution cannot read it")
-
-    sys.addaudithook(hook)
-    for name in ("experiments.exercises", "__main__") if __name__ == "__main__" else ("experiments.exercises",):
-        sys.modules[name] = _Refused(name)
-
-
-def _serve(conn, path: Path) -> None:
-    """The child: import the file, then answer calls (a function, a new object, a method) until told to stop."""
-    os.dup2(2, 1)  # its prints go to stderr: stdout is the checker's verdict
-    sys.stdout = sys.stderr
-    try:
-        _guard(path)
-        module = load(path)
-        conn.send(("ok", None))
-    except BaseException as e:  # SystemExit and KeyboardInterrupt too: the check says what happened
-        conn.send(("import", type(e).__name__, _first(e)))
-        return
-    objects: list = []
-    while True:
-        try:
-            kind, name, oid, args = conn.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            if kind == "ping":
-                value = None
-            elif kind == "call":
-                value = getattr(module, name)(*args)
-            elif kind == "new":
-                objects.append(getattr(module, name)())
-                value = len(objects) - 1
-            else:
-                method = getattr(objects[oid], name, None)
-                value = method(*args) if callable(method) else None
-            conn.send(("ok", value))
-        except NotImplementedError as e:
-            conn.send(("todo", "NotImplementedError", _first(e)))
-        except BaseException as e:
-            conn.send(("value" if isinstance(e, ValueError) else "raise", type(e).__name__, _first(e)))
+# The child is `experiments.exercise_child`, a fresh interpreter (never a fork of this one), in a
+# session of its own; its answers come back as plain bytes, decoded here without unpickling.
 
 
 def _first(e: BaseException) -> str:
@@ -113,68 +62,109 @@ def _first(e: BaseException) -> str:
 class Student:
     """The file under check, in a child process; attributes are its functions and classes, called over a pipe."""
 
-    def __init__(self, path: Path, time_limit: float) -> None:
+    def __init__(self, path: Path, time_limit: float, number: int = 0) -> None:
+        from experiments.exercise_child import ROOT
+
         self.path, self.time_limit = path, time_limit
         self.deadline = time.monotonic() + time_limit
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        ctx = multiprocessing.get_context(method)
-        self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_serve, args=(child, path), daemon=True)
-        self.process.start()
-        child.close()
-        status, *rest = self._answer("importing it")
-        if status == "import":
-            kind, text = rest
-            if "checker" in text or "shipped solution" in text:
-                raise Failed(f"{path} tries to use the checker's reference or a shipped solution: {text}.\n"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
+        self.process = subprocess.Popen([sys.executable, "-m", "experiments.exercise_child", str(Path(path).resolve()),
+                                         str(number)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                        start_new_session=True)
+        kind, body = self._answer("importing it")
+        if kind == b"M":
+            name, _, text = body.decode(errors="replace").partition("\n")
+            if "out of reach" in text or "checker" in text or "shipped solution" in text:
+                raise Failed(f"{path} tries to use the checker's reference, a shipped solution or player: {text}.\n"
                              "Hint: write the answer yourself; the check compares it with its own.")
-            raise Failed(f"importing {path} raised {kind}: {text}.\nHint: the file must import cleanly (no exit, "
+            raise Failed(f"importing {path} raised {name}: {text}.\nHint: the file must import cleanly (no exit, "
                          "no input, no errors at import); run `python {path}` to see it.".replace("{path}", str(path)))
+        if kind != b"N":
+            self.close()
+            raise Failed(f"importing {path} sent an answer of kind {kind!r}.\nHint: a solution returns its answers.")
 
-    def _answer(self, what: str):
-        left = self.deadline - time.monotonic()
-        try:
-            ready = left > 0 and self.conn.poll(left)
-            if not ready:
+    def _read(self, count: int, what: str) -> bytes:
+        fd, got = self.process.stdout.fileno(), b""
+        while len(got) < count:
+            left = self.deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
                 self.close()
                 raise Failed(f"{what} took more than {self.time_limit:g} s in all.\nHint: look for a loop that never "
                              "ends, or an input() waiting; the whole check normally takes seconds.")
-            return self.conn.recv()
-        except (EOFError, OSError):
-            self.process.join(5)
-            code = self.process.exitcode
+            chunk = os.read(fd, min(count - len(got), 1 << 20))
+            if not chunk:
+                code = self.process.wait(5)
+                self.close()
+                raise Failed(f"your file ended its process (exit code {code}) while {what}, before the check was done.\n"
+                             "Hint: a solution returns its answers; it never calls sys.exit or os._exit.")
+            got += chunk
+        return got
+
+    def _answer(self, what: str) -> tuple[bytes, bytes]:
+        from experiments.exercise_child import HEADER, MAX_FRAME
+
+        kind, size = HEADER.unpack(self._read(HEADER.size, what))
+        if size > MAX_FRAME:
             self.close()
-            raise Failed(f"your file ended its process (exit code {code}) while {what}, before the check was done.\n"
-                         "Hint: a solution returns its answers; it never calls sys.exit or os._exit.") from None
+            raise Failed(f"{what} sent an answer of {size:,} bytes.\nHint: return what the exercise asks.")
+        return kind, self._read(size, what)
 
     def request(self, what: str, kind: str, name: str, oid: int, args: tuple) -> Any:
+        from experiments.exercise_child import encode  # noqa: F401 (the format's other half)
+
+        message = pickle.dumps((kind, name, oid, args), protocol=pickle.HIGHEST_PROTOCOL)  # to the child: trusted, this way
         try:
-            self.conn.send((kind, name, oid, args))
+            self.process.stdin.write(struct.pack("<I", len(message)) + message)
+            self.process.stdin.flush()
         except (OSError, ValueError):
             pass  # the child is gone: _answer says how
-        status, *rest = self._answer(what)
-        if status == "ok":
-            return rest[0]
-        kind_name, text = rest
-        if status == "todo":
+        got, body = self._answer(what)
+        if got == b"N":
+            return None
+        if got == b"I" and len(body) == 8:
+            return struct.unpack("<q", body)[0]
+        if got == b"A":
+            try:
+                return np.load(io.BytesIO(body), allow_pickle=False)
+            except (ValueError, OSError, EOFError) as e:
+                raise Failed(f"{what} sent an array that does not read ({_first(e)}).\nHint: return numpy arrays.") from None
+        text = body.decode(errors="replace")
+        if got == b"T":
+            raise Failed(f"{what} {text}.\nHint: return what the exercise asks (numpy arrays of the shapes it gives, "
+                         "an int action).")
+        kind_name, _, text = text.partition("\n")
+        if got == b"D":
             raise NotImplementedError(text)
-        if status == "value":
+        if got == b"V":
             raise ValueError(text)
-        raise Failed(f"{what} raised {kind_name}: {text}.\nHint: run the same call on your own to see the error; "
-                     "the check passes arrays and a numpy Generator as the exercise says.")
+        if got == b"R":
+            raise Failed(f"{what} raised {kind_name}: {text}.\nHint: run the same call on your own to see the error; "
+                         "the check passes arrays and a numpy Generator as the exercise says.")
+        self.close()
+        raise Failed(f"{what} sent an answer of kind {got!r}.\nHint: a solution returns its answers.")
 
     def __getattr__(self, name: str):
-        if name.startswith("_") or name in ("path", "time_limit", "deadline", "conn", "process"):
+        if name.startswith("_") or name in ("path", "time_limit", "deadline", "process"):
             raise AttributeError(name)
         if name[:1].isupper():
             return _RemoteClass(self, name)
         return lambda *args: self.request(f"{name}()", "call", name, -1, args)
 
     def close(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
-        self.conn.close()
+        from experiments.tournament.isolate import kill_tree
+
+        if self.process.poll() is None:
+            kill_tree(self.process.pid)
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # its session's group: whatever it started there
+        except OSError:
+            pass
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
 
 
 class _RemoteClass:
@@ -302,6 +292,31 @@ def check_2(module: ModuleType) -> None:
 
 # --- 3. a Neu agent that beats random -------------------------------------------------------------
 
+OWN_WORK_AGREEMENT = 0.95  # the reference solution agrees with the heuristic at about 28% of decisions
+
+
+def agreement_with_heuristic(agent, games: int = 12) -> tuple[int, int]:
+    """At how many of the decisions with a choice in `games` games (random moves, seeds 1000 on)
+    `agent` plays the shipped heuristic's move: a copy of the heuristic agrees at all of them."""
+    import envs
+    from agents import make_agent
+
+    heuristic, mover = make_agent("heuristic", "neu", 4, seed=0), make_agent("random", "neu", 4, seed=1)
+    env, same, decisions = envs.make("neu", num_players=4), 0, 0
+    for g in range(games):
+        env.reset(seed=1000 + g)
+        for _ in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            if np.count_nonzero(obs["action_mask"]) > 1:
+                same += int(call("NeuAgent.act()", agent.act, obs) == heuristic.act(obs))
+                decisions += 1
+            env.step(int(mover.act(obs)))
+    return same, decisions
+
+
 def check_3(module: ModuleType, deals: int = 200) -> None:
     from experiments.tournament import AgentSpec, run_tournament
 
@@ -310,6 +325,10 @@ def check_3(module: ModuleType, deals: int = 200) -> None:
     env = envs.make("neu", num_players=4)
     env.reset(seed=0)
     call("NeuAgent.act()", agent.act, env.last()[0])
+    same, decisions = agreement_with_heuristic(agent)
+    if same >= OWN_WORK_AGREEMENT * decisions:
+        raise Failed(f"your agent plays the shipped heuristic's move at {same} of {decisions} decisions with a choice.\n"
+                     "Hint: the exercise is to write your own rules; cardzoo's heuristic is what they are measured against.")
     result = run_tournament("neu", [AgentSpec("yours", module.NeuAgent), "random"], num_players=4, deals=deals,
                             seed=31, workers=1, progress=False)
     d = result["pairwise"]["yours vs random"]["score_diff"]
@@ -376,7 +395,7 @@ def check(number: int, path: Path, time_limit: float = TIME_LIMIT_S) -> bool:
     print(f"exercise {number} ({TITLES[number]}): checking {path}")
     student = None
     try:
-        student = Student(Path(path), time_limit)
+        student = Student(Path(path), time_limit, number)
         CHECKS[number](student)
         student.request("the end of the check", "ping", "", -1, ())  # still there: it did not exit
     except Failed as e:

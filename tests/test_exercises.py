@@ -113,6 +113,24 @@ CHEATS = {
     "interrupts": ("def gae(*a):\n    raise KeyboardInterrupt\n", "raised KeyboardInterrupt", "Hint:"),
     "base_exception": ("class Odd(BaseException): pass\ndef gae(*a):\n    raise Odd('no')\n", "raised Odd: no", "Hint:"),
     "returns_a_string": ("def gae(seats, *a):\n    return 'x' * len(seats)\n", "FAILED", "Hint:"),
+    # An answer that, unpickled, would print the verdict and end the checker with status 0.
+    "reduce_answer": ("import os\nclass Verdict:\n    def __reduce__(self):\n"
+                      "        return (os.system, ('echo passed',))\n"
+                      "def gae(*a):\n    return Verdict()\n", "returned Verdict, not an integer or an array of numbers", "Hint:"),
+    # Walks up the frames to the checker's globals (there are none in a fresh process).
+    "reads_the_checkers_frames": ("import sys\nf = sys._getframe()\nwhile f is not None and 'reference_advantages' not in f.f_globals:\n"
+                                  "    f = f.f_back\ngae = f.f_globals['reference_advantages']\n", "raised AttributeError", "Hint:"),
+    # A hard link of the shipped solution under a new name.
+    "links_the_solution": ("import importlib.util, os, pathlib, tempfile, experiments\n"
+                           "p = pathlib.Path(experiments.__file__).parent.parent / 'docs/exercises/solutions/ex2_gae.py'\n"
+                           "q = pathlib.Path(tempfile.mkdtemp()) / 'mine_too.py'\nos.link(p, q)\n"
+                           "s = importlib.util.spec_from_file_location('x', q); m = importlib.util.module_from_spec(s)\n"
+                           "s.loader.exec_module(m); gae = m.gae\n", "shipped solution", "Hint:"),
+    # Starts a process that would outlive the check.
+    "starts_a_process": ("import subprocess\nsubprocess.Popen(['sleep', '77'])\ndef gae(*a):\n    return 0\n",
+                         "may not start a process", "Hint:"),
+    "forks": ("import os\nif os.fork() == 0:\n    import time; time.sleep(77)\ndef gae(*a):\n    return 0\n",
+              "may not start a process", "Hint:"),
 }
 
 
@@ -133,3 +151,44 @@ def test_a_hanging_solution_fails_at_the_time_limit(tmp_path, capsys):
     path.write_text("import time\ndef gae(*a):\n    time.sleep(600)\n", encoding="utf-8")
     assert not exercises.check(2, path, time_limit=3)
     assert "took more than 3 s in all" in capsys.readouterr().out
+
+
+def test_exercise_three_refuses_cardzoos_own_players(tmp_path, capsys):
+    path = tmp_path / "mine.py"
+    path.write_text("from agents.heuristic import heuristic_class\nH = heuristic_class('neu')\n"
+                    "class NeuAgent:\n    def __init__(self):\n        self.h = H('neu', 4, 0)\n"
+                    "    def act(self, observation):\n        return self.h.act(observation)\n", encoding="utf-8")
+    assert not exercises.check(3, path)
+    out = capsys.readouterr().out
+    assert "FAILED" in out and "out of reach" in out and "Hint:" in out
+
+
+def test_exercise_three_refuses_an_agent_that_plays_the_heuristics_moves(capsys):
+    """However it got them (copied source, say): the check compares moves."""
+    from types import SimpleNamespace
+
+    from agents import make_agent
+
+    class Copy:
+        def __init__(self):
+            self.h = make_agent("heuristic", "neu", 4, seed=3)
+
+        def act(self, observation):
+            return self.h.act(observation)
+
+    with pytest.raises(exercises.Failed, match="plays the shipped heuristic's move at"):
+        exercises.check_3(SimpleNamespace(NeuAgent=Copy))
+    solution = exercises.load(exercises.exercise_file(3, solution=True))
+    same, decisions = exercises.agreement_with_heuristic(solution.NeuAgent())
+    assert decisions > 300 and same < 0.5 * decisions  # the reference solution is its own work
+
+
+def test_nothing_the_file_started_outlives_the_check(tmp_path):
+    import subprocess
+
+    path = tmp_path / "mine.py"
+    path.write_text("import subprocess\ntry:\n    subprocess.Popen(['sleep', '78'])\nexcept PermissionError:\n    pass\n"
+                    "def gae(*a):\n    raise ValueError('no')\n", encoding="utf-8")
+    assert not exercises.check(2, path)
+    left = subprocess.run(["pgrep", "-f", "sleep 78"], capture_output=True, text=True).stdout.split()
+    assert left == []
