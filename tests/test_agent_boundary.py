@@ -274,3 +274,27 @@ def test_a_claim_left_by_a_dead_run_is_named_stale_with_the_command_that_clears_
     again = run_py("", tmp_path, args=("-m", "experiments.tournament", "--agents", "random,random", "--players", "2",
                                        "--deals", "1", "--quiet", "--out", str(out)))
     assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.parametrize("module, argv", [
+    ("experiments.solve", ["--game", "neu", "--exploit", "pimc"]),
+    ("experiments.exploit", ["--game", "neu", "--players", "2", "--target", "pimc:worlds=2", "--steps", "2000"]),
+])
+def test_runners_that_cannot_tell_a_search_agent_its_state_refuse_it_before_any_work(module, argv, tmp_path, capsys):
+    import importlib
+
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as e:
+        importlib.import_module(module).main(argv + ["--out", str(out)])
+    assert e.value.code == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "needs its seat's information state before every move" in line and "experiments.tournament" in line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("worlds", ["99999999999999999999", "٣", "0", "-1", "3.5"])
+def test_pimc_worlds_must_be_a_small_ascii_whole_number(worlds):
+    from agents import make_agent
+
+    with pytest.raises(ValueError, match="worlds must be a whole number from 1 to 4096"):
+        make_agent(f"pimc:worlds={worlds}", "neu", 2, seed=0)
