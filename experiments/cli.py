@@ -172,7 +172,8 @@ def claim_out(out: str | None, parser: argparse.ArgumentParser, prefix: str = ""
         parser.error((out is not None and stale_claim(Path(out))) or
                      f"--out {out!r} already holds files (or another run is writing there); give a new or empty folder")
     except OSError as e:
-        parser.error(f"--out {out!r}: {e.strerror or e}")
+        where = f"--out {out!r}" if out is not None else "the report folder under results/"
+        parser.error(f"{where}: {e.strerror or e}{f' ({e.filename})' if getattr(e, 'filename', None) else ''}")
     raise AssertionError("unreachable")
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 
 import numpy as np
@@ -105,7 +106,9 @@ def save_policy(path, game: str, tree: cfr.Tree, policy: np.ndarray) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.solve", description=__doc__.split("\n")[0])
-    parser.add_argument("--game", required=True, choices=sorted(envs.GAMES))
+    presets = games_with_a_small_preset()
+    parser.add_argument("--game", required=True, metavar="{" + ",".join(presets) + "}",
+                        help="a game with a small preset (rules='small'); others are refused")
     parser.add_argument("--minutes", type=float, default=10.0, help="time limit for CFR+ (default 10)")
     parser.add_argument("--target", type=float, default=1e-3, help="stop at this NashConv / score range (default 1e-3)")
     parser.add_argument("--check-every", type=int, default=50, help="iterations between NashConv checks (default 50)")
@@ -131,7 +134,10 @@ def main(argv=None) -> int:
                              f"python -m experiments.tournament instead")
     except (ValueError, FileNotFoundError) as e:
         parser.error(str(e))
-    prefix = f"solve_{args.game}_" if args.exploit is None else f"exploit_{args.game}_{spec_label(args.exploit)}_"
+    # The agent's name in a folder name: its label, with anything but letters, digits, ".", "-" and "_" as "_"
+    # (a cfr:PATH spec holds slashes).
+    agent_name = None if args.exploit is None else re.sub(r"[^A-Za-z0-9._-]+", "_", spec_label(args.exploit)).strip("_")
+    prefix = f"solve_{args.game}_" if args.exploit is None else f"exploit_{args.game}_{agent_name}_"
     with claim_out(args.out, parser, prefix=prefix, link_latest=False) as folder:
         tree = cfr.build_tree(engine)
         facts = {**tree_facts(tree), "enumerate_seconds": round(time.perf_counter() - tree_start, 2)}

@@ -238,6 +238,17 @@ def test_solve_writes_a_fresh_run_and_a_playable_agent(tmp_path):
     assert solve.main(["--game", "neu", "--exploit", spec, "--out", str(ex), "--quiet"]) == 0
     again = json.loads((ex / "result.json").read_text())
     assert again["nash_conv"] == pytest.approx(result["nash_conv"], abs=1e-6)  # float32 policy file
+    # without --out: a folder under results/ whose name holds no part of the path's slashes
+    import os
+
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert solve.main(["--game", "neu", "--exploit", spec, "--quiet"]) == 0
+    finally:
+        os.chdir(here)
+    (made,) = (tmp_path / "results").iterdir()
+    assert made.name.startswith("exploit_neu_cfr_") and (made / "result.json").is_file()
     # the agent plays the preset in the env, knowing every information set it meets
     bots = [make_from_spec(spec, "neu", 2, seed=i) for i in range(2)]
     for seed in range(10):
