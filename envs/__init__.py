@@ -45,6 +45,15 @@ GAMES: dict[str, str] = {
 }
 
 
+def __getattr__(name: str) -> ModuleType:
+    # `envs.neu_v0` after a plain `import envs`, as PettingZoo's packages offer their envs: the
+    # shim is imported the first time it is asked for.
+    for shim in GAMES.values():
+        if shim == f"envs.{name}":
+            return importlib.import_module(shim)
+    raise AttributeError(f"module 'envs' has no attribute {name!r}")
+
+
 def module(name: str) -> ModuleType:
     """The `<game>_v0` module of a game; ValueError names the valid games."""
     if name not in GAMES:

@@ -619,7 +619,7 @@ class NotForMe(Engine):
             mark = ">" if s == self.current_player and not self.game_over else " "
             note = ""
             if s == self.giver and self.offer_size:
-                note = f" (offers {self.offer_size} cards to player_{self.target})"
+                note = f" (offers {self.offer_size} card{'' if self.offer_size == 1 else 's'} to player_{self.target})"
             elif mark == ">" and self.phase == DRAW:
                 note = f" (draws {self.draws_owed} more)"
             if viewer is None or s == viewer:

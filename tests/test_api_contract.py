@@ -365,3 +365,18 @@ def test_unknown_agents_are_named_as_such(game):
         env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
     with pytest.raises(ValueError, match="reset"):
         env.last()
+
+
+def test_each_game_module_is_an_attribute_of_envs_after_a_plain_import():
+    """As the docs write it: `import envs` then `envs.neu_v0.env(...)` and `help(envs.neu_v0)`."""
+    import subprocess
+    import sys
+
+    code = ("import envs\n"
+            "for g in envs.GAMES:\n"
+            "    m = getattr(envs, g + '_v0')\n"
+            "    assert m.__name__ == 'envs.' + g + '_v0' and callable(m.env) and callable(m.parallel_env)\n"
+            "try:\n    envs.nothing_v0\nexcept AttributeError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "module 'envs' has no attribute 'nothing_v0'"
