@@ -33,6 +33,10 @@ from pathlib import Path
 from typing import Any
 
 BUILTIN_KINDS = ("random", "heuristic", "ppo")
+# Every form of spec, in words, for --help texts and errors (the module docstring says what each is).
+SPEC_FORMS = ("random", "heuristic", "ppo", "ppo:PATH", "cfr:PATH", "pimc", "pimc:worlds=N",
+              "pimc_cheat (an upper bound)", "FILE.py:Name", "package.module:Name", "label=SPEC")
+SPEC_LIST = ", ".join(SPEC_FORMS)
 # Search agents (agents.search), with options after a colon: "pimc:worlds=64,horizon=game".
 SEARCH_KINDS = ("pimc", "pimc_cheat")
 # Kinds cardzoo builds as upper bounds, not fair players: only they are handed the real game

@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import envs
     from agents import AGENT_KINDS
-    from agents.spec import split_label
+    from agents.spec import SEARCH_KINDS, SPEC_LIST, split_label
     from experiments import record
 
     p = ArgumentParser(prog="python -m experiments.compare", description=__doc__.split("\n\n")[0])
@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--players", default=None, help="comma-separated player counts (default: each game's default)")
     default_kinds = ",".join(reversed(AGENT_KINDS))  # strongest first, so pairs read "heuristic vs random"
     p.add_argument("--agents", default=default_kinds,
-                   help="comma-separated agents: random, heuristic, ppo, ppo:PATH, FILE.py:Name, package.module:Name, label=SPEC")
+                   help=f"comma-separated agents: {SPEC_LIST}")
     p.add_argument("--deals", type=cli.count, default=None,
                    help="deals per table for every game (default: per game, " + ", ".join(f"{g} {d}" for g, d in DEFAULT_DEALS.items()) + ")")
     p.add_argument("--out", default=None, help="new folder for the reports (default: results/<timestamp>, linked from results/latest)")
@@ -114,8 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     specs = parse_agents(args.agents, p)
     for s in specs:
         text = split_label(s.kind)[1] if isinstance(s.kind, str) else None
-        if text is not None and ":" not in text and text not in AGENT_KINDS:
-            p.error(f"unknown agent {text!r}; valid agents: {', '.join(AGENT_KINDS)}, ppo:PATH, FILE.py:Name, package.module:Name")
+        if text is not None and ":" not in text and text not in AGENT_KINDS + SEARCH_KINDS:
+            p.error(f"unknown agent {text!r}; valid agents: {SPEC_LIST}")
     specs = distinct(specs)
     players: list[int | None] = [None]
     if args.players is not None:

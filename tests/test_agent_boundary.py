@@ -298,3 +298,20 @@ def test_pimc_worlds_must_be_a_small_ascii_whole_number(worlds):
 
     with pytest.raises(ValueError, match="worlds must be a whole number from 1 to 4096"):
         make_agent(f"pimc:worlds={worlds}", "neu", 2, seed=0)
+
+
+def test_agents_lists_keep_a_search_agents_options_together():
+    from experiments.tournament.command import split_agents
+
+    assert split_agents("pimc:worlds=2,horizon=round,random") == ["pimc:worlds=2,horizon=round", "random"]
+    assert split_agents("mine=pimc:worlds=2,rollout=random, heuristic,x=random") == [
+        "mine=pimc:worlds=2,rollout=random", "heuristic", "x=random"]
+    assert split_agents("worlds=random,heuristic") == ["worlds=random", "heuristic"]  # a label, after no search agent
+
+
+@pytest.mark.parametrize("module", ["experiments.tournament", "experiments.compare"])
+def test_help_lists_every_kind_of_agent(module, tmp_path):
+    done = run_py("", tmp_path, args=("-m", module, "--help"))
+    text = " ".join(done.stdout.split())
+    for form in ("pimc,", "pimc:worlds=N", "pimc_cheat (an upper bound)", "cfr:PATH", "ppo:PATH", "FILE.py:Name"):
+        assert form in text, form

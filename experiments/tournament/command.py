@@ -19,13 +19,32 @@ from experiments.tournament.runner import run_tournament
 from experiments.tournament.seating import BACKENDS, ENGINES, MODES, ON_ERROR, AgentSpec, distinct
 
 
+def split_agents(text: str) -> list[str]:
+    """--agents as specs: split at the commas, except those between a search agent's options
+    (``pimc:worlds=8,horizon=game,random`` is two agents)."""
+    from agents.search.pimc import DEFAULTS
+    from agents.spec import SEARCH_KINDS, split_label
+
+    items: list[str] = []
+    for part in (a.strip() for a in text.split(",")):
+        if not part:
+            continue
+        key = part.partition("=")[0]
+        prev = split_label(items[-1])[1] if items else ""
+        if key in DEFAULTS and prev.partition(":")[0] in SEARCH_KINDS and ":" in prev:
+            items[-1] += "," + part  # an option of the search agent before it
+        else:
+            items.append(part)
+    return items
+
+
 def parse_agents(text: str, parser: argparse.ArgumentParser) -> list[AgentSpec]:
     """--agents: comma-separated specs; each must build (so a typo fails before any game)."""
-    from agents import AGENT_KINDS
+    from agents.spec import SPEC_LIST
 
-    items = [a.strip() for a in text.split(",") if a.strip()]
+    items = split_agents(text)
     if not items:
-        parser.error(f"--agents is empty; valid agents: {', '.join(AGENT_KINDS)}, ppo:PATH, FILE.py:Name, package.module:Name, label=SPEC")
+        parser.error(f"--agents is empty; valid agents: {SPEC_LIST}")
     specs = [AgentSpec.of(a) for a in items]
     try:
         distinct(specs)
@@ -141,13 +160,14 @@ def run_cli(main_body) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     import envs
+    from agents.spec import SPEC_LIST
     from experiments import cli, record
 
     p = ArgumentParser(prog="python -m experiments.tournament", description="Duplicate-deal tournament between agents.")
     p.add_argument("--game", default="neu", help=f"one of: {', '.join(envs.GAMES)}")
     p.add_argument("--players", type=cli.count, default=None, help="player count (default: the game's default)")
     p.add_argument("--agents", default="heuristic,random",
-                   help="comma-separated agents (see --mode): random, heuristic, ppo, ppo:PATH, FILE.py:Name, package.module:Name, label=SPEC")
+                   help=f"comma-separated agents (see --mode): {SPEC_LIST}")
     p.add_argument("--mode", default=None, choices=MODES, help="how agents become tables (default: fill, or round-robin for more agents than seats)")
     p.add_argument("--deals", type=cli.count, default=500, help="deals per table; each is played once per seat rotation")
     add_run_flags(p, workers_default=1)
