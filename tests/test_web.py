@@ -512,6 +512,9 @@ def test_cli_serves_on_loopback_and_says_so(tmp_path):
             assert b"<script src=\"app.js\">" in res.read()
         with urllib.request.urlopen(url + "app.js", timeout=10) as res:
             assert res.headers["Content-Type"].startswith("text/javascript")
+        for name in ("favicon.ico", "favicon.svg"):  # what browsers ask for, and what the page links
+            with urllib.request.urlopen(url + name, timeout=10) as res:
+                assert res.headers["Content-Type"] == "image/svg+xml" and res.read().startswith(b"<svg")
     finally:
         proc.terminate()
         proc.wait(timeout=10)

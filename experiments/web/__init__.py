@@ -73,7 +73,9 @@ from experiments.web.http import LOOPBACK, GuardedHandler, allowed_hosts
 from experiments.web.replays import MAX_REPLAY_BYTES, ReplayFolder
 
 STATIC = Path(__file__).with_name("static")
-STATIC_FILES = {"/": ("index.html", "text/html; charset=utf-8"), "/app.js": ("app.js", "text/javascript; charset=utf-8")}
+STATIC_FILES = {"/": ("index.html", "text/html; charset=utf-8"), "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+                # Browsers ask for /favicon.ico whatever the page links; both names serve the same picture.
+                "/favicon.svg": ("favicon.svg", "image/svg+xml"), "/favicon.ico": ("favicon.svg", "image/svg+xml")}
 
 
 def setup() -> dict:
