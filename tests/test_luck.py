@@ -199,3 +199,25 @@ def test_plain_with_another_estimator_is_refused(capsys):
     with pytest.raises(SystemExit):
         main(["--plain", "--estimator", "adjusted", "--deals", "1", "--quiet"])
     assert "--plain is --estimator plain; it cannot go with --estimator adjusted" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_bar_moves_per_game_corrected_and_workers_give_the_same_luck(workers, monkeypatch, capsys):
+    import time
+
+    real = luck.corrections
+
+    def slow(*args, **kwargs):  # a correction that takes long enough for the bar to draw each step
+        time.sleep(0.15)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(luck, "corrections", slow)
+    res = run_tournament("neu", ["heuristic", "random"], num_players=2, deals=2, progress=True, estimator="adjusted",
+                         workers=workers)
+    err = capsys.readouterr().err
+    steps = {part.split("|")[0].strip() for part in err.split("\r") if "luck corrections" in part}
+    between = steps & {f"neu 2p luck corrections:  {p}%" for p in (25, 50, 75)}
+    assert len(between) >= 2, steps  # it moved between games, not only at the end
+    monkeypatch.setattr(luck, "corrections", real)
+    again = run_tournament("neu", ["heuristic", "random"], num_players=2, deals=2, progress=False, estimator="adjusted")
+    assert [r["luck"] for r in res["records"]] == [r["luck"] for r in again["records"]]

@@ -42,7 +42,6 @@ class Job:
     record_moves: bool = False  # for --save-replays
     vector_tables: frozenset = frozenset()  # tables played on the batched engine (see `experiments.tournament.vector`)
     isolate: bool = False  # every agent in a child process of its own (see `experiments.tournament.isolate`)
-    luck: bool = False  # each record gets "luck", its per-seat chance corrections (`experiments.tournament.luck`)
 
 
 ESTIMATORS = ("plain", "duplicate", "adjusted")
@@ -91,13 +90,47 @@ def play_job(job: Job, tables: Sequence[Sequence[AgentSpec]]) -> list[dict]:
             if job.record_moves:
                 g["moves"] = agents[0].moves
             out.append(match.game_record(t, deal, r, ds, labels, g))
-    if job.luck:
-        from experiments.tournament import luck
-
-        for rec in out:  # after the games, from their moves: no agent ever sees this
-            rec["luck"] = [0.0] * n if rec["forfeit"] else luck.corrections(
-                job.game, n, dict(job.rule_options), rec["deal_seed"], rec["moves"], seed=job.seed)
     return out
+
+
+def _luck_of(task: tuple) -> list[float]:
+    """One game's luck corrections (`experiments.tournament.luck.corrections`), from its moves."""
+    from experiments.tournament import luck
+
+    game, n, options, deal_seed, moves, seed = task
+    return luck.corrections(game, n, options, deal_seed, moves, seed=seed)
+
+
+def _correct_luck(records: list[dict], game: str, n: int, options: dict, seed: int, workers: int, method: str | None,
+                  progress: bool | str, label: str) -> None:
+    """Give every record its "luck", after the games and from their moves alone (no agent ever
+    sees it), one game at a time: in `workers` processes, with a bar that moves per game."""
+    from tqdm import tqdm
+
+    tasks = [(game, n, options, r["deal_seed"], r["moves"], seed) for r in records if not r["forfeit"]]
+    bar = tqdm(total=len(records), desc=f"{label} luck corrections", unit="game", disable=not progress, leave=True,
+               dynamic_ncols=True)
+    try:
+        if workers > 1 and method is not None and len(tasks) > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as ex:
+                found = []
+                for value in ex.map(_luck_of, tasks, chunksize=1):
+                    found.append(value)
+                    bar.update(1)
+        else:
+            found = []
+            for task in tasks:
+                found.append(_luck_of(task))
+                bar.update(1)
+        it = iter(found)
+        for r in records:
+            r["luck"] = [0.0] * n if r["forfeit"] else next(it)
+            if r["forfeit"]:
+                bar.update(1)
+    finally:
+        bar.close()
 
 
 # -- worker processes ------------------------------------------------------------
@@ -252,8 +285,7 @@ def play(
     vector_chunk = max(1, vector.ROWS_PER_BATCH // num_players)  # fixed, so that batches do not depend on workers
     method = start_method() if workers > 1 and backend == "local" else None
     make_job = functools.partial(Job, game, num_players, opts, seed, duplicate, on_error=on_error, move_timeout=move_timeout,
-                                 record_moves=save_replays is not None or luck, vector_tables=vector_tables, isolate=isolate,
-                                 luck=luck)
+                                 record_moves=save_replays is not None or luck, vector_tables=vector_tables, isolate=isolate)
     jobs = (make_job(tasks=b) for b in _batches(deals, range(len(tables)), chunk, vector_tables, vector_chunk))
 
     from tqdm import tqdm
@@ -287,6 +319,9 @@ def play(
     finally:
         bar.close()
     records = _whole_deals(records, len(tables))
+    if luck:
+        _correct_luck(records, game, num_players, dict(opts), seed, workers, method if backend == "local" else None,
+                      progress, label)
     if luck and save_replays is None:
         for r in records:
             r.pop("moves", None)
