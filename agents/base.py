@@ -37,11 +37,15 @@ row, with two more optional hooks:
 One more optional hook is for agents that search:
 
 ``inform(info_state)``
-    called by every runner (the tournament's one-game path, `envs.single_agent`, the web
-    page's bots) right before each ``act``, with ``engine.information_state(seat)``: a
-    plain dict of everything the seat knows (`envs.belief`; in your own loop,
+    called right before each ``act``, as part of the same move (the same time limit, the
+    same guard; `envs.belief.informed`), by the tournament's one-game path (``--isolate``
+    too: the state travels to the agent's process), `compare`, `envs.single_agent`, the
+    web page's bots and distillation's AEC tables, with ``engine.information_state(seat)``:
+    a plain dict of everything the seat knows (`envs.belief`; in your own loop,
     ``env.unwrapped.information_state(agent)``). An agent with it has no ``act_batch``
-    (a batched tournament then plays its tables on the AEC path).
+    (a batched tournament then plays its tables on the AEC path). Runners that cannot give
+    it (``experiments.exploit --target``, ``experiments.solve --exploit``) refuse such an
+    agent before any work.
 
 Such an agent's ``act_batch`` also takes ``rows=`` (int ``[N]``): which batch
 rows the ``N`` given rows are, when a runner gives it only the rows where it
