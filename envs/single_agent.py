@@ -46,6 +46,9 @@ other seat in seat order; each an object with ``act(observation) -> int``
 given once plays every seat it is given for. An opponent sees what its seat
 sees in the AEC env: the dict ``{"observation": float32 vector, "action_mask":
 int8 vector}``; its move is checked against the env's own mask, not that copy.
+An opponent with ``inform(info_state)`` (a search agent) gets its seat's information
+state as part of each move (`envs.belief.informed`); no opponent is ever handed the real
+game here, so an upper bound such as ``pimc_cheat`` plays only in the tournament.
 
 An opponent that fails (raises, ``SystemExit`` and ``os._exit`` included,
 returns anything but a legal integer action, or takes longer than
