@@ -6,8 +6,11 @@ seed. Then random legal moves go to both, and the seat to act, its observation a
 the rewards, the scores and the global state (at every step), every seat's observation
 (after each load and every few steps), done and the final scores and ranks must agree, to
 the end of each game. Along the way random groups of tables are loaded again: with other
-tables' engines (swapped mid-game), with fresh random-prefix engines, or with worlds drawn
-by `envs.belief.sample_world` from an engine's information state. A table whose game ends
+tables' engines (swapped mid-game), with fresh random-prefix engines, with worlds drawn
+by `envs.belief.sample_world` from an engine's information state, or with one engine for the
+whole group (read once, its table copied). Every step also checks that ``score_events``
+moves exactly when the engine's step has a score event, and half the steps move the tables
+in two groups (``step(actions, rows=...)``). A table whose game ends
 must start ``table_seed(row, k)``, the game it would have started anyway, and is paired
 with a fresh engine from that seed. So every case loads 1,500 states or more (about 20,000
 in all; `scaled` x40 under the ``large`` profile), and plays chance events after the load:
@@ -93,8 +96,11 @@ class Loaded:
     def load(self, rows: list[int], worlds: list) -> None:
         before = self.venv.state()[rows]
         obs, mask, seat = self.venv.load_rows(rows, worlds)
+        seen = set()
         for r, w in zip(rows, worlds):
-            self.engines[r], self.loaded[r] = w, True
+            # An engine loaded into several tables: each table plays on from its own copy.
+            self.engines[r], self.loaded[r] = (copy.deepcopy(w) if id(w) in seen else w), True
+            seen.add(id(w))
         self.loads += len(rows)
         self.changed += int((self.venv.state()[rows] != before).any(axis=1).sum())
         self.check(obs, mask, seat, every_seat=True)
@@ -107,6 +113,9 @@ class Loaded:
         rows = rnd.sample(range(TABLES), rnd.randint(1, TABLES))
         donors = rnd.sample(rows, len(rows))
         worlds = []
+        if rnd.random() < 0.1:  # one engine for the whole group (as search loads a world per move)
+            self.load(rows, [self.fresh()] * len(rows))
+            return
         for d in donors:
             u = rnd.random()
             if u < 0.15:
@@ -114,10 +123,7 @@ class Loaded:
             elif u < 0.45:
                 e = self.engines[d]
                 info = e.information_state(rnd.randrange(self.n))
-                w = sample_world(info, np.random.default_rng(rnd.randrange(2**32)))
-                # Seen from another seat, a Neu world can leave the player to act without a card
-                # to play (a loss the rules would already have settled); load_rows refuses those.
-                worlds.append(w if w.legal_mask().any() else e)
+                worlds.append(sample_world(info, np.random.default_rng(rnd.randrange(2**32))))
             else:
                 worlds.append(self.engines[d])
         self.load(rows, worlds)
@@ -136,12 +142,24 @@ class Loaded:
     def step(self, every_seat: bool) -> None:
         venv, rnd = self.venv, self.rnd
         actions = np.array([random_move(e.legal_mask(), rnd) for e in self.engines])
-        obs, mask, seat, rewards, done = venv.step(actions)
+        events = venv.score_events()
+        if rnd.random() < 0.5:
+            obs, mask, seat, rewards, done = venv.step(actions)
+        else:  # in two groups of tables, in a random order: the tables of a step are independent
+            order = np.array(rnd.sample(range(TABLES), TABLES))
+            parts = [venv.step(actions[part], rows=part) for part in np.split(order, [rnd.randrange(TABLES + 1)])]
+            obs, mask, seat, rewards, done = (np.empty_like(np.concatenate([p[k] for p in parts])) for k in range(5))
+            for k, out in enumerate((obs, mask, seat, rewards, done)):
+                out[order] = np.concatenate([p[k] for p in parts])
+            for got, want in zip(venv.views(), (obs, mask, seat)):
+                np.testing.assert_array_equal(got, want)
+        scored = (venv.score_events() != events) | done
         want = np.zeros_like(rewards)
         for i, e in enumerate(self.engines):
             position = e.rng.bit_generator.state["state"]["state"]
             event = e.step(int(actions[i]))
             self.chance += self.loaded[i] and e.rng.bit_generator.state["state"]["state"] != position
+            assert scored[i] == (event is not None), f"table {i}: score_events moved {scored[i]}, the engine's event {event}"
             if event is not None:
                 want[i] = zero_sum_rewards(event)
             assert done[i] == e.game_over, f"table {i}: done {done[i]}, the engine's game_over {e.game_over}"
@@ -327,3 +345,21 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(game):
     np.testing.assert_array_equal(venv.state()[3], good.state())
     np.testing.assert_array_equal(obs[3], good.observe(good.current_player))
     venv.load_rows([], [])  # nothing to load is fine
+
+
+def test_stepping_some_tables_refuses_bad_rows_and_moves_nothing():
+    venv = envs.vector_env("neu", 4, 4, seed=3)
+    _, mask, _ = venv.reset()
+    legal = mask.argmax(axis=1)
+    before = venv.state(), *venv.views()
+    for rows, actions, words in [([1, 1], legal[[1, 1]], r"distinct; repeated: \[1\]"), ([4], [0], r"in \[0, 4\)"),
+                                 ([0.5], [0], "table indices"), ([0, 2], legal[[0]], r"shape \(2,\)"),
+                                 ([3], [int(np.flatnonzero(mask[3] == 0)[0])], r"at table\(s\) 3 ")]:
+        with pytest.raises(ValueError, match=words):
+            venv.step(np.asarray(actions), rows=rows)
+        for got, want in zip((venv.state(), *venv.views()), before):
+            np.testing.assert_array_equal(got, want)
+    obs, mask2, seat, rewards, done = venv.step(legal[[2]], rows=[2])
+    assert obs.shape == (1, venv.obs_size) and rewards.shape == (1, 4)
+    after = venv.state()
+    assert (after[[0, 1, 3]] == before[0][[0, 1, 3]]).all() and (after[2] != before[0][2]).any()

@@ -26,10 +26,17 @@ Arrays, for ``N = num_envs`` tables:
   at once: ``obs``, ``mask`` and ``seat`` are already the new game's, and
   ``final_scores`` / ``final_ranks`` (int64 ``[N, num_players]``) hold the
   finished game's result in the rows where ``done`` is set.
+* ``step(actions, rows=r)``: only the tables ``r`` (distinct indices) move,
+  ``actions[i]`` at table ``r[i]``; the five arrays returned are those tables',
+  in that order (EnvPool's ``step(actions, env_id)``). Search plays each
+  play-out to its own end this way, and tables already at theirs cost nothing.
 * ``observe(seats)``: any seat's observation at every table (for critics);
   ``state()``: the global vectors ``[N, state_size]``; ``scores()``: the
-  running scores ``[N, num_players]``; ``views()``: ``obs, mask, seat`` as
-  they stand, without a step.
+  running scores ``[N, num_players]``; ``views(rows=None)``: ``obs, mask,
+  seat`` as they stand, without a step; ``score_events(rows=None)``: a count
+  per table that goes up with exactly the steps that have a score event (a
+  round's end, Deadfall's DEAD call), even one whose rewards are all zero (a
+  round cut short in Not For Me, a drawn round in Ma's Jong).
 * ``load_rows(rows, worlds) -> obs, mask, seat``: tables ``rows`` (distinct
   indices) take the states of readable engines of the same game, player count
   and rule options in a game under way (an engine played to some point, or a
@@ -38,8 +45,10 @@ Arrays, for ``N = num_envs`` tables:
   views, ``state()``, ``scores()``, rewards and final results are the
   engine's (tests/test_load_rows.py checks this at every step to the end of
   thousands of loaded games). A world's PCG64 stream is copied bit for bit, so
-  even later reshuffles and deals agree. When a loaded game ends, the table
-  starts the game it would have started next anyway (``table_seed(row, k)``,
+  even later reshuffles and deals agree. An engine given for several rows is
+  read once and its table copied to the others (search plays every first move
+  from the same world). When a loaded game ends, the table starts the game it
+  would have started next anyway (``table_seed(row, k)``,
   ``k`` the games started there so far). Each game's kernel module reads its
   engine in ``load_row(st, t, engine)``. Bad input is refused
   (``ValueError``, one line) and leaves every table as it was.
@@ -51,8 +60,10 @@ into the few kernels Python calls (``step_rows``, ``write_views``,
 (``_nrt=False``), so they allocate nothing: a game's state travels as one
 namedtuple of arrays, and with reference counting each helper call would
 count every array in it up and down again, which made steps several times
-slower. ``cache=True`` keeps the compiled code next to the modules, so only
-the first import on a machine pays for the compilation (about a minute), and
+slower. The kernels take the tables to work on as an index array (all of
+them, in order, for a plain ``step``). ``cache=True`` keeps the compiled code
+next to the modules, so only the first import on a machine pays for the
+compilation (about a minute), and
 it says so on stderr before numba starts, then names each kernel as it is done
 (`envs.vector.compiling`).
 
@@ -105,6 +116,7 @@ class VectorEnv:
         self._k = importlib.import_module(KERNELS[game])
         n, N = self.num_players, self.num_envs
         self._st = self._k.make_state(N, n, self.options)
+        self._table_fields = _table_fields(self._k, n, self.options)
         self._games = np.zeros(N, np.int64)  # games started at each table
         self._mask = np.zeros((N, self.num_actions), np.int8)
         self._scratch = np.zeros(self.num_actions, np.int8)
@@ -122,6 +134,8 @@ class VectorEnv:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._k = importlib.import_module(KERNELS[self.game])
+        if "_table_fields" not in state:  # pickled before load_rows copied tables
+            self._table_fields = _table_fields(self._k, self.num_players, self.options)
 
     # -- tables -----------------------------------------------------------------
     def table_seed(self, table: int, game_index: int) -> int:
@@ -160,37 +174,80 @@ class VectorEnv:
         self._has_reset = True
         return self.views()
 
-    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def step(self, actions: Any, rows: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One move at every table (``actions [N]``), or only at the tables ``rows`` (distinct
+        table indices, ``actions [len(rows)]``: ``actions[i]`` is played at ``rows[i]``; the
+        other tables do not move). Returns ``obs, mask, seat, rewards, done`` of the tables
+        stepped, in that order (see the module docstring)."""
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
+        r = self._rows if rows is None else self._table_rows(rows)
         a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
+        if a.shape != r.shape or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), got {a.dtype} {a.shape}"
+                f"actions must be an integer array of shape ({r.size},), got {a.dtype} {a.shape}"
             )
         a = a.astype(np.int64, copy=False)
-        bad = _illegal_rows(self._mask, a)
+        bad = _illegal_rows(self._mask, r, a)
         if bad.size:
-            shown = ", ".join(map(str, bad[:10].tolist())) + (" ..." if bad.size > 10 else "")
+            shown = ", ".join(map(str, r[bad[:10]].tolist())) + (" ..." if bad.size > 10 else "")
             raise ValueError(f"masked-out action(s) at table(s) {shown} ({bad.size} in all)")
         n = self.num_players
         rewards = np.zeros((self.num_envs, n), np.float32)
         done = np.zeros(self.num_envs, np.bool_)
-        self._k.step_rows(self._st, a, rewards, done, self.final_scores, self.final_ranks, self._scratch)
+        self._k.step_rows(self._st, r, a, rewards, done, self.final_scores, self.final_ranks, self._scratch)
         finished = np.flatnonzero(done)
         if finished.size:
             self._start(finished)
-        return (*self.views(), rewards, done)
+        if rows is None:
+            return (*self._views(r, self._mask), rewards, done)
+        return (*self._views(r, None), rewards[r], done[r])
 
-    def views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``obs, mask, seat`` of every table as they stand, without a step (what the last
-        `reset`, `step` or `load_rows` returned)."""
+    def views(self, rows: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``obs, mask, seat`` of every table (or of the tables ``rows``, in that order) as they
+        stand, without a step (what the last `reset`, `step` or `load_rows` returned)."""
         if not self._has_reset:
             raise RuntimeError("call reset() before views()")
-        seat = self._st.cur.astype(np.int64)
-        obs = np.empty((self.num_envs, self.obs_size), np.float32)
-        self._k.write_views(self._st, seat, obs, self._mask, True)
-        return obs, self._mask.copy(), seat
+        if rows is None:
+            return self._views(self._rows, self._mask)
+        return self._views(self._table_rows(rows), None)
+
+    def _views(self, r: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`views` of the (checked) tables ``r``; ``mask`` is ``self._mask`` when ``r`` is every table."""
+        seat = self._st.cur[r].astype(np.int64)
+        obs = np.empty((r.size, self.obs_size), np.float32)
+        if mask is not None:
+            self._k.write_views(self._st, r, seat, obs, mask, True)
+            return obs, mask.copy(), seat
+        mask = np.zeros((r.size, self.num_actions), np.int8)
+        self._k.write_views(self._st, r, seat, obs, mask, True)
+        self._mask[r] = mask  # what step checks the moves against
+        return obs, mask, seat
+
+    def score_events(self, rows: Any = None) -> np.ndarray:
+        """A count per table (int64 ``[N]``, or ``[len(rows)]``) that goes up with every step
+        that has a score event (the rewards of the step, RULES.md "Scores and rewards": a
+        round's end, Deadfall's DEAD call) and with no other step, until the game ends. Search
+        compares it before and after a step to stop a play-out at the end of a round, even
+        when that round's rewards are all zero."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before score_events()")
+        r = self._rows if rows is None else self._table_rows(rows)
+        return self._k.score_events(self._st, r)
+
+    def _table_rows(self, rows: Any) -> np.ndarray:
+        """``rows`` as distinct table indices (int64), or ValueError in one line."""
+        r = np.asarray(rows)
+        if r.ndim != 1 or not (np.issubdtype(r.dtype, np.integer) or r.size == 0):
+            raise ValueError(f"rows must be a 1-d sequence of table indices, got {r.dtype} {r.shape}")
+        r = r.astype(np.int64, copy=False)
+        problem = _row_problem(r, np.zeros(self.num_envs, np.bool_))
+        if problem == 1:
+            raise ValueError(f"rows must be table indices in [0, {self.num_envs}), got {r.min()}..{r.max()}")
+        if problem == 2:
+            values, counts = np.unique(r, return_counts=True)
+            raise ValueError(f"rows must be distinct; repeated: {values[counts > 1].tolist()}")
+        return r
 
     def load_rows(self, rows: Any, worlds: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Put readable engines' states into tables: table ``rows[i]`` continues ``worlds[i]``'s game.
@@ -220,26 +277,32 @@ class VectorEnv:
         """
         if not self._has_reset:
             raise RuntimeError("call reset() before load_rows()")
-        r = np.asarray(rows)
-        if r.ndim != 1 or not (np.issubdtype(r.dtype, np.integer) or r.size == 0):
-            raise ValueError(f"rows must be a 1-d sequence of table indices, got {r.dtype} {r.shape}")
         if not hasattr(worlds, "__len__"):
             raise ValueError("worlds must be a sequence of engines (a list), one per row")
-        if len(worlds) != r.size:
-            raise ValueError(f"rows and worlds differ in length: {r.size} rows, {len(worlds)} worlds")
-        r = r.astype(np.int64)
-        if r.size and (int(r.min()) < 0 or int(r.max()) >= self.num_envs):
-            raise ValueError(f"rows must be table indices in [0, {self.num_envs}), got {r.min()}..{r.max()}")
-        values, counts = np.unique(r, return_counts=True)
-        if (counts > 1).any():
-            raise ValueError(f"rows must be distinct; repeated: {values[counts > 1].tolist()}")
-        for i, world in enumerate(worlds):
-            self._check_world(i, world)
-        saved = [(a, a[r]) for a in self._st if isinstance(a, np.ndarray) and a.shape[:1] == (self.num_envs,)]
+        if len(worlds) != np.size(rows):
+            raise ValueError(f"rows and worlds differ in length: {np.size(rows)} rows, {len(worlds)} worlds")
+        r = self._table_rows(rows)
+        # An engine given for several rows (search plays every move from the same world) is
+        # checked and read once; its other rows get a copy of the first one's table.
+        first: dict[int, int] = {}
+        copies = []
+        for i, (t, world) in enumerate(zip(r.tolist(), worlds)):
+            if id(world) in first:
+                copies.append((first[id(world)], t))
+            else:
+                self._check_world(i, world)
+                first[id(world)] = t
+        fields = [self._st[f] for f in self._table_fields]
+        saved = [(a, a[r]) for a in fields]
         try:
-            for t, world in zip(r.tolist(), worlds):
-                self._k.load_row(self._st, t, world)
-                R.copy_stream(self._st.rng, t, world.rng)
+            for world, t in zip(worlds, r.tolist()):
+                if first[id(world)] == t:
+                    self._k.load_row(self._st, t, world)
+                    R.copy_stream(self._st.rng, t, world.rng)
+            if copies:
+                src, dst = np.array(copies, np.int64).T
+                for a in fields:
+                    a[dst] = a[src]
             views = self.views()
             stuck = np.flatnonzero(~views[1][r].any(axis=1))
             if stuck.size:
@@ -282,7 +345,7 @@ class VectorEnv:
         if s.size and (s.min() < 0 or s.max() >= self.num_players):
             raise ValueError(f"seats must be in [0, {self.num_players})")
         obs = np.empty((self.num_envs, self.obs_size), np.float32)
-        self._k.write_views(self._st, s.astype(np.int64), obs, self._mask, False)
+        self._k.write_views(self._st, self._rows, s.astype(np.int64), obs, self._mask, False)
         return obs
 
     def state(self) -> np.ndarray:
@@ -299,17 +362,39 @@ class VectorEnv:
 
     def state_bytes_per_table(self) -> float:
         """Memory of the game state per table (the observation arrays not counted)."""
-        total = sum(a.nbytes for a in self._st if isinstance(a, np.ndarray) and a.shape[:1] == (self.num_envs,)) + self._games.nbytes + self._mask.nbytes
+        total = sum(self._st[f].nbytes for f in self._table_fields) + self._games.nbytes + self._mask.nbytes
         return total / self.num_envs
 
 
+def _table_fields(kernels: Any, num_players: int, options: dict) -> list[int]:
+    """The indices of a game state's fields that hold one entry per table (the others are the
+    rules and scratch space): those whose length follows the number of tables."""
+    one, two = kernels.make_state(1, num_players, options), kernels.make_state(2, num_players, options)
+    return [i for i, (a, b) in enumerate(zip(one, two))
+            if isinstance(a, np.ndarray) and a.shape[:1] == (1,) and b.shape[:1] == (2,)]
+
+
 @njit(cache=True)
-def _illegal_rows(mask, actions):
+def _illegal_rows(mask, rows, actions):
+    """The positions i where ``actions[i]`` is not legal at table ``rows[i]``."""
     bad = np.zeros(actions.shape[0], np.bool_)
-    for t in range(actions.shape[0]):
-        a = actions[t]
-        bad[t] = a < 0 or a >= mask.shape[1] or mask[t, a] == 0
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        bad[i] = a < 0 or a >= mask.shape[1] or mask[rows[i], a] == 0
     return np.flatnonzero(bad)
+
+
+@njit(cache=True)
+def _row_problem(rows, seen):
+    """0 when ``rows`` are distinct table indices, 1 when one is out of range, 2 when one repeats."""
+    for i in range(rows.shape[0]):
+        t = rows[i]
+        if t < 0 or t >= seen.shape[0]:
+            return 1
+        if seen[t]:
+            return 2
+        seen[t] = True
+    return 0
 
 
 def vector_env(game: str, num_envs: int, num_players: int | None = 4, seed: int = 0, **rule_options: Any) -> VectorEnv:

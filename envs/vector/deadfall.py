@@ -278,8 +278,8 @@ def _move(st, t, action, rewards, done, final_scores, final_ranks, scratch):
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
-def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
-    loops.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
+def step_rows(st, rows, actions, rewards, done, final_scores, final_ranks, scratch):
+    loops.step_rows(st, rows, actions, rewards, done, final_scores, final_ranks, scratch, _move)
 
 
 # -- views ----------------------------------------------------------------------
@@ -323,9 +323,9 @@ def _unseen(st, t, seat, v, i):
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
-def write_views(st, seats, obs, mask, write_mask):
-    """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    loops.write_views(st, seats, obs, mask, write_mask, NUM_RANKS, _unseen, _public, _legal)
+def write_views(st, rows, seats, obs, mask, write_mask):
+    """Observation of seats[i] at table rows[i]; with write_mask, the mask of the player to act."""
+    loops.write_views(st, rows, seats, obs, mask, write_mask, NUM_RANKS, _unseen, _public, _legal)
 
 
 @njit(cache=True, inline="always")
@@ -348,3 +348,8 @@ def write_state(st, out):
 def scores(st: State) -> np.ndarray:
     # A player's ante in the unsettled pot still counts as theirs (the reference's scores).
     return st.chips.astype(np.int64) + 1
+
+
+def score_events(st: State, rows: np.ndarray) -> np.ndarray:
+    """`VectorEnv.score_events`: every DEAD call settles the hand and deals the next, so the hands."""
+    return st.hand_number[rows].astype(np.int64)

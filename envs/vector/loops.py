@@ -20,14 +20,15 @@ from numba import njit
 
 
 @njit(cache=True, inline="always")
-def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, move):
-    """Play ``actions[t]`` for the seat to act at every table t.
+def step_rows(st, rows, actions, rewards, done, final_scores, final_ranks, scratch, move):
+    """Play ``actions[i]`` for the seat to act at table ``rows[i]``, for every i.
 
     ``move(st, t, action, rewards, done, final_scores, final_ranks, scratch)``
-    plays one table's move; ``scratch`` is a mask row it may overwrite.
+    plays one table's move (``rewards``, ``done`` and the finals are indexed by table);
+    ``scratch`` is a mask row it may overwrite.
     """
-    for t in range(actions.shape[0]):
-        move(st, t, actions[t], rewards, done, final_scores, final_ranks, scratch)
+    for i in range(rows.shape[0]):
+        move(st, rows[i], actions[i], rewards, done, final_scores, final_ranks, scratch)
 
 
 @njit(cache=True, inline="always")
@@ -50,8 +51,9 @@ def hand_only(st, t, seat, v, i):
 
 
 @njit(cache=True, inline="always")
-def write_views(st, seats, obs, mask, write_mask, kinds, private, public, legal):
-    """Observation of seats[t] at every table; with write_mask, the mask of the player to act.
+def write_views(st, rows, seats, obs, mask, write_mask, kinds, private, public, legal):
+    """Observation of ``seats[i]`` at table ``rows[i]`` into ``obs[i]``; with write_mask, the
+    mask of the player to act there into ``mask[i]``.
 
     The seat's hand comes first (``kinds`` counts: the game's constant, so
     that the offsets after it compile to constants). Then
@@ -59,14 +61,15 @@ def write_views(st, seats, obs, mask, write_mask, kinds, private, public, legal)
     knows and returns where ``public(st, t, seat, v, i)`` writes what it sees
     of the table; ``legal(st, t, row)`` writes the mask of the seat to act.
     """
-    for t in range(seats.shape[0]):
-        seat = seats[t]
-        v = obs[t]
+    for i in range(rows.shape[0]):
+        t = rows[i]
+        seat = seats[i]
+        v = obs[i]
         for k in range(kinds):
             v[k] = st.hands[t, seat, k]
         public(st, t, seat, v, private(st, t, seat, v, kinds))
         if write_mask:
-            legal(st, t, mask[t])
+            legal(st, t, mask[i])
 
 
 @njit(cache=True, inline="always")

@@ -263,8 +263,8 @@ def _move(st, t, action, rewards, done, final_scores, final_ranks, scratch):
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
-def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
-    loops.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
+def step_rows(st, rows, actions, rewards, done, final_scores, final_ranks, scratch):
+    loops.step_rows(st, rows, actions, rewards, done, final_scores, final_ranks, scratch, _move)
 
 
 # -- views ----------------------------------------------------------------------
@@ -293,9 +293,9 @@ def _public(st, t, seat, v, i):
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
-def write_views(st, seats, obs, mask, write_mask):
-    """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    loops.write_views(st, seats, obs, mask, write_mask, NUM_KINDS, loops.hand_only, _public, _legal)
+def write_views(st, rows, seats, obs, mask, write_mask):
+    """Observation of seats[i] at table rows[i]; with write_mask, the mask of the player to act."""
+    loops.write_views(st, rows, seats, obs, mask, write_mask, NUM_KINDS, loops.hand_only, _public, _legal)
 
 
 @njit(cache=True, inline="always")
@@ -311,3 +311,8 @@ def write_state(st, out):
 
 def scores(st: State) -> np.ndarray:
     return st.chips.astype(np.int64)
+
+
+def score_events(st: State, rows: np.ndarray) -> np.ndarray:
+    """`VectorEnv.score_events`: every loss ends the round (and a new one is dealt), so the rounds."""
+    return st.rnd[rows].astype(np.int64)

@@ -349,8 +349,8 @@ def _move(st, t, action, rewards, done, final_scores, final_ranks, scratch):
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
-def step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch):
-    loops.step_rows(st, actions, rewards, done, final_scores, final_ranks, scratch, _move)
+def step_rows(st, rows, actions, rewards, done, final_scores, final_ranks, scratch):
+    loops.step_rows(st, rows, actions, rewards, done, final_scores, final_ranks, scratch, _move)
 
 
 # -- loading ------------------------------------------------------------------------
@@ -441,9 +441,9 @@ def _public(st, t, seat, v, i):
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
-def write_views(st, seats, obs, mask, write_mask):
-    """Observation of seats[t] at every table; with write_mask, the mask of the player to act."""
-    loops.write_views(st, seats, obs, mask, write_mask, NUM_TYPES, loops.hand_only, _public, _legal)
+def write_views(st, rows, seats, obs, mask, write_mask):
+    """Observation of seats[i] at table rows[i]; with write_mask, the mask of the player to act."""
+    loops.write_views(st, rows, seats, obs, mask, write_mask, NUM_TYPES, loops.hand_only, _public, _legal)
 
 
 @njit(cache=True, inline="always")
@@ -464,3 +464,10 @@ def write_state(st, out):
 
 def scores(st: State) -> np.ndarray:
     return st.tokens.astype(np.int64)
+
+
+def score_events(st: State, rows: np.ndarray) -> np.ndarray:
+    """`VectorEnv.score_events`: every round scores when it ends (a draw with no payment), then
+    the next is dealt; and a game whose first Ma was dealt a complete hand pays that win with
+    its first step, in the second round. Twice the rounds, plus one once nothing is pending."""
+    return 2 * st.rnd[rows].astype(np.int64) + ~st.pending[rows].any(axis=1)
