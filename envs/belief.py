@@ -33,18 +33,32 @@ import numpy as np
 from envs import engine_class
 
 
+SAMPLE_TRIES = 1000  # redeals before a sample gives up (a real game's are refused about 4% of the time)
+
+
 def sample_world(info: dict, rng: np.random.Generator):
     """A full engine state that agrees with `info` (`information_state(seat)`), its hidden
     cards and its chance stream drawn from `rng`. The seat's ``observe``, legal mask and
-    information state are those of the real game in every sample (tests/test_belief.py)."""
+    information state are those of the real game in every sample (tests/test_belief.py).
+
+    In a real game the player to act always has a legal move (a Neu player without one has
+    already lost the round). Seen from another seat, a redeal can leave the player to act
+    without one (about 4% of Neu's); such a deal is redrawn, up to `SAMPLE_TRIES` times, so
+    the sample is conditioned on what every real state shows: the exact posterior, given
+    that prior. An information state for which no redeal gives a legal move cannot come
+    from a real game: ValueError."""
     if not isinstance(info, dict) or "representative" not in info or "game" not in info:
         raise ValueError("sample_world expects the dict engine.information_state(seat) returns")
     cls = engine_class(info["game"])
     world = cls.from_fields(info["num_players"], info["options"], info["representative"])
-    world.shuffle_hidden(info["seat"], rng)
-    world.refresh()
-    world.rng = np.random.default_rng(int(rng.integers(2**63)))
-    return world
+    for _ in range(SAMPLE_TRIES):
+        world.shuffle_hidden(info["seat"], rng)
+        world.refresh()
+        if world.game_over or world.legal_mask().any():
+            world.rng = np.random.default_rng(int(rng.integers(2**63)))
+            return world
+    raise ValueError(f"sample_world: none of {SAMPLE_TRIES} redeals of the hidden cards gives the player to act "
+                     f"(player_{world.current_player}) a legal move; a real {info['game']} game always has one")
 
 
 def informed(agent, engine, seat: int, policy=None, upper_bound: bool = False):

@@ -3,13 +3,23 @@
 A search agent never holds the real game. Every runner hands it the seat's information
 state (`envs.belief`) through the optional ``inform(info_state)`` hook (agents/base.py)
 right before each ``act``; it draws worlds from that with `envs.belief.sample_world` and
-plays them out (`agents.search.rollout`). docs/search.md describes the agents and their
-options; `pimc_cheat` (an upper bound that sees every hand) is never a default anywhere.
+asks an evaluator for every seat's value of each move in each world:
+
+* `agents.search.evaluators`: ``evaluate(worlds, seat, first_moves, seeds) -> [W, M, players]``;
+  `BatchedEvaluator` (the default) plays out on the batched engine (`VectorEnv.load_rows`,
+  the compiled heuristics or any ``act_batch`` policy), `ReadableEvaluator` on the readable
+  engines (`agents.search.rollout`, the reference; both give the same values);
+* `agents.search.pimc`: `pimc` on top, and `pimc_cheat`.
+
+docs/search.md describes the agents and their options; `pimc_cheat` (an upper bound that
+sees every hand) is never a default anywhere.
 """
 
+from agents.search.evaluators import BatchedEvaluator, ReadableEvaluator, evaluate, make_evaluator
 from agents.search.pimc import PIMCAgent, PIMCCheat, parse_search_options
 
-__all__ = ["PIMCAgent", "PIMCCheat", "make_search_agent", "parse_search_options"]
+__all__ = ["BatchedEvaluator", "PIMCAgent", "PIMCCheat", "ReadableEvaluator", "evaluate", "make_evaluator",
+           "make_search_agent", "parse_search_options"]
 
 
 def make_search_agent(text: str, game: str, num_players: int, seed: int | None = None):

@@ -1,19 +1,22 @@
 """`pimc`: determinized Monte-Carlo search (perfect-information Monte-Carlo).
 
 At a decision with more than one legal move, `PIMCAgent` draws ``worlds`` full game states
-from its seat's information state (`envs.belief.sample_world`), plays every legal move in
-every world to the horizon with the rollout policy in every seat (`agents.search.rollout`,
-common random numbers: the same worlds and rollout seeds for every move) and takes the
-move with the best total; ties go to the rollout policy's own move. A forced move costs
-nothing. It is deterministic for a seed, and its move depends only on its seat's
-information state (tested by redealing the hidden cards).
+from its seat's information state (`envs.belief.sample_world`), has its evaluator
+(`agents.search.evaluators`) play every legal move in every world to the horizon with the
+rollout policy in every seat (common random numbers: the same worlds, chance streams and
+rollout seeds for every move) and takes the move with the best total of its own values;
+ties go to the rollout policy's own move. A forced move costs nothing. It is deterministic
+for a seed, and its move depends only on its seat's information state (tested by redealing
+the hidden cards).
 
-Options (spec ``pimc:worlds=8,rollout=heuristic,horizon=round``):
+Options (spec ``pimc:worlds=8,rollout=heuristic,horizon=round,evaluator=batched``):
 
 * ``worlds``: sampled worlds per decision (default 8);
 * ``rollout``: the policy every seat plays in the play-outs, ``heuristic`` (default) or
-  ``random`` (in Python, any agent class);
-* ``horizon``: ``round`` (to the next score event, default) or ``game``.
+  ``random`` (in Python, any agent class; the batched evaluator needs one with ``act_batch``);
+* ``horizon``: ``round`` (to the next score event, default) or ``game``;
+* ``evaluator``: ``batched`` (play-outs on the batched engine, default) or ``readable``
+  (on the readable engines, the reference). Both give the same values, so the same moves.
 
 `PIMCCheat` (spec ``pimc_cheat``) is an upper bound, not a fair player: runners hand it
 the real game through ``cheat_inform(engine)`` (a copy), and its worlds are that true state
@@ -27,11 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, RandomAgent
-from agents.search.rollout import HORIZONS, score_options
+from agents.base import Agent
+from agents.search.evaluators import EVALUATORS, make_evaluator, rollout_policy
+from agents.search.rollout import HORIZONS
 from envs.belief import sample_world
 
-DEFAULTS = {"worlds": 8, "rollout": "heuristic", "horizon": "round"}
+DEFAULTS = {"worlds": 8, "rollout": "heuristic", "horizon": "round", "evaluator": "batched"}
 MAX_WORLDS = 4096  # worlds a decision may sample: each is a whole game held in memory
 
 
@@ -49,22 +53,11 @@ def parse_search_options(text: str, kind: str = "pimc") -> dict:
             options[key] = int(value)
         elif key == "horizon" and value not in HORIZONS:
             raise ValueError(f"{kind}: horizon must be one of {', '.join(HORIZONS)}, got {value!r}")
+        elif key == "evaluator" and value not in EVALUATORS:
+            raise ValueError(f"{kind}: evaluator must be one of {', '.join(EVALUATORS)}, got {value!r}")
         else:
             options[key] = value
     return options
-
-
-def rollout_policy(rollout: Any, game: str, num_players: int, seed: int) -> Any:
-    """The play-out policy for one seat: ``"heuristic"``, ``"random"``, or an agent class."""
-    if rollout == "heuristic":
-        from agents.heuristic import heuristic_class
-
-        return heuristic_class(game)(game, num_players, seed)
-    if rollout == "random":
-        return RandomAgent(game, num_players, seed)
-    if isinstance(rollout, type):
-        return rollout(game, num_players, seed)
-    raise ValueError(f"pimc: rollout must be heuristic, random or an agent class, got {rollout!r}")
 
 
 class PIMCAgent(Agent):
@@ -73,16 +66,24 @@ class PIMCAgent(Agent):
     name = "pimc"
 
     def __init__(self, game: str, num_players: int, seed: int | None = None, worlds: int = 8,
-                 rollout: str = "heuristic", horizon: str = "round") -> None:
+                 rollout: str = "heuristic", horizon: str = "round", evaluator: str = "batched") -> None:
         if horizon not in HORIZONS:
             raise ValueError(f"pimc: horizon must be one of {', '.join(HORIZONS)}, got {horizon!r}")
         if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or not 1 <= worlds <= MAX_WORLDS:
             raise ValueError(f"pimc: worlds must be a whole number from 1 to {MAX_WORLDS}, got {worlds!r}")
+        if evaluator not in EVALUATORS:
+            raise ValueError(f"pimc: evaluator must be one of {', '.join(EVALUATORS)}, got {evaluator!r}")
         self.worlds, self.horizon, self.rollout = int(worlds), horizon, rollout
-        self.policies = [rollout_policy(rollout, game, num_players, s) for s in range(num_players)]
+        # The policy's own move breaks ties; the evaluator keeps its env from decision to decision.
+        self.policy = rollout_policy(rollout, game, num_players)
+        self.evaluator = make_evaluator(evaluator, game, num_players, rollout, horizon)
         self._info: dict | None = None
-        self.steps = 0  # play-out steps taken in all (for speed figures)
         super().__init__(game, num_players, seed)
+
+    @property
+    def steps(self) -> int:
+        """Play-out agent-steps taken in all (for speed figures)."""
+        return self.evaluator.steps
 
     def reset(self) -> None:
         self._info = None
@@ -103,18 +104,19 @@ class PIMCAgent(Agent):
             raise ValueError(f"{self.name}: act() needs inform(info_state) with this seat's information state first "
                              "(the tournament, compare, the single-agent env and the web page call it; "
                              "env.unwrapped.information_state(agent) gives it)")
-        own = int(self.policies[info["seat"]].act(observation))
+        seat = info["seat"]
+        own = int(self.policy.act(observation))
         worlds = self.draw_worlds(info)
         seeds = self.rng.integers(2**62, size=len(worlds))
-        values, steps = score_options(worlds, info["seat"], legal.tolist(), self.policies, self.horizon, seeds)
-        self.steps += steps
-        best = max(range(legal.size), key=lambda i: (values[i], legal[i] == own))
+        totals = self.evaluator.evaluate(worlds, seat, legal, seeds)[:, :, seat].sum(axis=0)
+        best = max(range(legal.size), key=lambda i: (totals[i], legal[i] == own))
         return int(legal[best])
 
 
 class PIMCCheat(PIMCAgent):
-    """An upper bound: the same search on the true state (every hand seen), fresh chance streams.
-    Runners hand it a copy of the real engine through ``cheat_inform``; never a fair player."""
+    """An upper bound: the same search on the true state (every hand seen), fresh chance streams
+    (the real one would also show the reshuffles and deals to come). Runners hand it a copy of
+    the real engine through ``cheat_inform``; never a fair player."""
 
     name = "pimc_cheat"
 
@@ -129,4 +131,7 @@ class PIMCCheat(PIMCAgent):
         if getattr(self, "_engine", None) is None:
             raise ValueError("pimc_cheat: act() needs cheat_inform(engine) first (the tournament's play-one-game path "
                              "calls it, for cardzoo's own upper bounds only)")
-        return [copy.deepcopy(self._engine) for _ in range(self.worlds)]
+        worlds = [copy.deepcopy(self._engine) for _ in range(self.worlds)]
+        for world in worlds:
+            world.rng = np.random.default_rng(int(self.rng.integers(2**63)))
+        return worlds

@@ -1,17 +1,20 @@
-"""Play-outs from a state, with common random numbers.
+"""Play-outs on the readable engines: the reference the batched evaluator is checked against.
 
-`score_options(worlds, seat, options, ...)` plays, for every world and every option, one
-play-out from a copy of that world in which `seat` takes the option and every seat then
-plays the rollout policy. Each world has one rollout seed: the copy's chance stream (later
-reshuffles, new rounds) and every seat's policy are seeded from it for every option alike,
-so two options differ only through the option taken (common random numbers). The value of
-a play-out is `seat`'s zero-sum reward (``envs.engine.zero_sum_rewards``) summed up to the
-horizon: ``"round"``, the next score event (the end of a round in every game but Deadfall,
-where a DEAD call scores), or ``"game"``, the end of the game.
+`play_outs(worlds, seat, first_moves, policies, horizon, seeds)` plays, for every world and
+every first move, one play-out from a copy of that world in which `seat` takes the move and
+every seat then plays its policy (``policies[s]`` in seat ``s``). The copy keeps the world's
+chance stream (later reshuffles, new rounds), and the policies of world ``w``'s play-outs are
+seeded from ``seeds[w]`` (seat ``s`` from ``seeds[w] + s``) for every move alike, so two moves
+differ only through the move taken (common random numbers). A play-out's value is every
+seat's zero-sum reward (``envs.engine.zero_sum_rewards``, at the batched engine's float32
+precision, so that both agree to the bit) summed up to the horizon: ``"round"``, the next
+score event (the end of a round in every game but Deadfall, where a DEAD call scores), or
+``"game"``, the end of the game.
 
-The play-outs run on the readable engines. With a batched rollout policy (the heuristics',
-the random agent's) all play-outs of one decision are stepped together, so the policy is one
-compiled ``act_batch`` call per step for all of them.
+With ``lockstep`` (the default when every policy has the batched protocol, ``act_batch``,
+agents/base.py) all play-outs are stepped together, one ``act_batch`` call per step for all
+of them; otherwise each play-out calls ``act`` move by move, the policies' definition.
+`agents.search.evaluators` wraps this as ``ReadableEvaluator``.
 """
 
 from __future__ import annotations
@@ -28,96 +31,84 @@ HORIZONS = ("round", "game")
 ROLLOUT_LIMIT = 20_000  # engine steps; every game ends far sooner, so more means a bug
 
 
-def play_out(world: Any, action: int, seat: int, policies: Sequence[Any], horizon: str) -> tuple[float, int]:
-    """`seat`'s summed zero-sum reward when it takes `action` in `world` (changed in place) and
-    every seat then plays `policies[seat]` to the horizon; and the number of steps taken."""
-    total = 0.0
-    event = world.step(int(action))
-    for steps in range(1, ROLLOUT_LIMIT):
-        if event is not None:
-            total += zero_sum_rewards(event)[seat]
-            if horizon == "round":
-                return total, steps
-        if world.game_over:
-            return total, steps
-        p = world.current_player
-        event = world.step(int(policies[p].act({"observation": world.observe(p), "action_mask": world.legal_mask()})))
-    raise RuntimeError(f"a {world.game_name} play-out did not end in {ROLLOUT_LIMIT} steps")
-
-
-def score_options(worlds: Sequence[Any], seat: int, options: Sequence[int], policies: Sequence[Any],
-                  horizon: str, seeds: Sequence[int]) -> tuple[np.ndarray, int]:
-    """Summed play-out values ``[len(options)]`` over `worlds` (world ``w`` played with rollout
-    seed ``seeds[w]`` for every option), and the steps played in all.
-
-    When the policies have the batched protocol (``act_batch``, agents/base.py), every
-    play-out of the decision is stepped together, one ``act_batch`` call per step for all of
-    them; a policy with state per row (``seed_rows``) gets each play-out's seat streams from
-    its world's seed, the same for every option."""
+def check_horizon(horizon: str) -> str:
     if horizon not in HORIZONS:
         raise ValueError(f"rollout horizon must be one of {', '.join(HORIZONS)}, got {horizon!r}")
-    if all(can_act_batch(p) for p in policies):
-        return _score_batched(worlds, seat, options, policies[0], horizon, seeds)
-    values = np.zeros(len(options))
-    steps = 0
-    for world, seed in zip(worlds, seeds):
-        for i, a in enumerate(options):
-            trial = copy.deepcopy(world)
-            trial.rng = np.random.default_rng(int(seed))
+    return horizon
+
+
+def play_outs(worlds: Sequence[Any], seat: int, first_moves: Sequence[int], policies: Sequence[Any], horizon: str,
+              seeds: Sequence[int] | None = None, lockstep: bool | None = None) -> tuple[np.ndarray, int]:
+    """Every seat's summed reward ``[len(worlds), len(first_moves), num_players]`` (float64)
+    and the agent-steps played in all; `worlds` are read, never changed."""
+    check_horizon(horizon)
+    moves = [int(a) for a in first_moves]
+    seeds = list(range(len(worlds))) if seeds is None else [int(s) for s in seeds]
+    if len(seeds) != len(worlds):
+        raise ValueError(f"one seed per world: {len(worlds)} worlds, {len(seeds)} seeds")
+    if lockstep is None:
+        lockstep = all(can_act_batch(p) for p in policies)
+    n = len(policies)
+    totals = np.zeros((len(worlds) * len(moves), n))
+    trials = []
+    for world in worlds:
+        if world.game_over or world.current_player != seat:
+            raise ValueError(f"every world must have seat {seat} to act, got player_{world.current_player}"
+                             + (" (game over)" if world.game_over else ""))
+        trials += [copy.deepcopy(world) for _ in moves]
+    if lockstep:
+        steps = _lockstep(trials, moves, policies[0], horizon, seeds, totals)
+    else:
+        steps = 0
+        for t, trial in enumerate(trials):
+            seed = seeds[t // len(moves)]
             for p, policy in enumerate(policies):
                 if callable(getattr(policy, "seed", None)):
-                    policy.seed(int(seed) + p)
+                    policy.seed(seed + p)
                 if callable(getattr(policy, "reset", None)):
                     policy.reset()
-            value, n = play_out(trial, a, seat, policies, horizon)
-            values[i] += value
-            steps += n
-    return values, steps
+            steps += _one(trial, moves[t % len(moves)], policies, horizon, totals[t])
+    return totals.reshape(len(worlds), len(moves), n), steps
 
 
-def _score_batched(worlds, seat, options, policy, horizon, seeds):
-    """`score_options` with one batched policy for every seat, all play-outs in lockstep."""
-    n_opt = len(options)
-    trials, option_of = [], []
-    for world, seed in zip(worlds, seeds):
-        for i in range(n_opt):
-            trial = copy.deepcopy(world)
-            trial.rng = np.random.default_rng(int(seed))
-            trials.append(trial)
-            option_of.append(i)
-    rows = np.arange(len(trials), dtype=np.int64)
-    per_row = keeps_rows(policy)
-    if per_row:
-        n = worlds[0].num_players
-        base = np.repeat(np.asarray(seeds, dtype=np.int64) % (2**62), n_opt)
-        policy.seed_rows(rows, base[:, None] + np.arange(n, dtype=np.int64)[None, :])
-    totals = np.zeros(len(trials))
-    steps = 0
-    active = []
-    for t, trial in enumerate(trials):  # each play-out's first move: its option
-        if _record(trial, trial.step(int(options[option_of[t]])), t, seat, horizon, totals):
-            active.append(t)
-        steps += 1
-    for _ in range(ROLLOUT_LIMIT):
-        if not active:
-            break
-        who = np.fromiter((trials[t].current_player for t in active), np.int64, len(active))
-        obs = np.stack([trials[t].observe(int(p)) for t, p in zip(active, who)])
-        mask = np.stack([trials[t].legal_mask() for t in active])
-        moves = policy.act_batch(obs, mask, who, rows=rows[active]) if per_row else policy.act_batch(obs, mask, who)
-        steps += len(active)
-        active = [t for t, a in zip(active, moves) if _record(trials[t], trials[t].step(int(a)), t, seat, horizon, totals)]
-    else:
-        raise RuntimeError(f"a {worlds[0].game_name} play-out did not end in {ROLLOUT_LIMIT} steps")
-    values = np.zeros(n_opt)
-    np.add.at(values, option_of, totals)
-    return values, steps
-
-
-def _record(trial, event, t, seat, horizon, totals) -> bool:
-    """Add a step's reward to play-out `t`; True while the play-out goes on."""
+def _record(trial: Any, event: Any, horizon: str, total: np.ndarray) -> bool:
+    """Add a step's rewards to a play-out's `total`; True while the play-out goes on."""
     if event is not None:
-        totals[t] += zero_sum_rewards(event)[seat]
+        total += np.float32(zero_sum_rewards(event))
         if horizon == "round":
             return False
     return not trial.game_over
+
+
+def _one(trial: Any, action: int, policies: Sequence[Any], horizon: str, total: np.ndarray) -> int:
+    """One play-out, move by move with ``act``; its steps."""
+    going = _record(trial, trial.step(action), horizon, total)
+    for steps in range(1, ROLLOUT_LIMIT):
+        if not going:
+            return steps
+        p = trial.current_player
+        move = policies[p].act({"observation": trial.observe(p), "action_mask": trial.legal_mask()})
+        going = _record(trial, trial.step(int(move)), horizon, total)
+    raise RuntimeError(f"a {trial.game_name} play-out did not end in {ROLLOUT_LIMIT} steps")
+
+
+def _lockstep(trials: list, moves: list[int], policy: Any, horizon: str, seeds: list[int], totals: np.ndarray) -> int:
+    """All play-outs stepped together, one batched policy in every seat."""
+    rows = np.arange(len(trials), dtype=np.int64)
+    per_row = keeps_rows(policy)
+    if per_row:
+        n = totals.shape[1]
+        base = np.repeat(np.asarray(seeds, dtype=np.int64), len(moves))
+        policy.seed_rows(rows, base[:, None] + np.arange(n, dtype=np.int64)[None, :])
+    active = [t for t, trial in enumerate(trials) if _record(trial, trial.step(moves[t % len(moves)]), horizon, totals[t])]
+    steps = len(trials)
+    for _ in range(ROLLOUT_LIMIT):
+        if not active:
+            return steps
+        who = np.fromiter((trials[t].current_player for t in active), np.int64, len(active))
+        obs = np.stack([trials[t].observe(int(p)) for t, p in zip(active, who)])
+        mask = np.stack([trials[t].legal_mask() for t in active])
+        chosen = policy.act_batch(obs, mask, who, rows=rows[active]) if per_row else policy.act_batch(obs, mask, who)
+        steps += len(active)
+        active = [t for t, a in zip(active, chosen) if _record(trials[t], trials[t].step(int(a)), horizon, totals[t])]
+    raise RuntimeError(f"a {trials[0].game_name} play-out did not end in {ROLLOUT_LIMIT} steps")

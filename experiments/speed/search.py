@@ -1,15 +1,25 @@
-"""``python -m experiments.speed --search``: the belief sampler and the search agents' speed.
+"""``python -m experiments.speed --search``: the belief sampler, the evaluators and pimc's speed.
 
-Per game, on the same decisions (states with a choice, from random play, seed 0): sampled
-worlds per second (`envs.belief.sample_world`), `pimc`'s play-out agent-steps per second
-and its milliseconds per decision at its default budget; in Neu also the
-readable search of experiments/research/headroom.py (`RolloutSearch`, the same number of
-redeals) per decision, and the ratio. Times are this process's CPU time (per core), the
-median over repeats.
+Per game (4 players), on the same decisions (states with a choice, from random play, seed 0):
+
+* sampled worlds per second (`envs.belief.sample_world`);
+* play-out agent-steps per second of both evaluators (`agents.search.evaluators`) on the
+  same worlds and seeds (64 worlds per decision drawn from the seat's information state,
+  every legal move, heuristic play-outs to the round's end): the readable one (readable
+  engines, the heuristic's kernel in lockstep: how pimc played out before the batched
+  evaluator) and the batched one (`VectorEnv.load_rows`); the values must agree;
+* `pimc`'s milliseconds per decision at 8 and 64 worlds with each evaluator, everything
+  counted (sampling the worlds included);
+* in Neu also the readable search of experiments/research/headroom.py (`RolloutSearch`,
+  8 redeals) per decision, against pimc's at 8 worlds on the batched evaluator.
+
+Times are this process's CPU time (no kernel here runs threads, so one core), the median
+over repeats.
 """
 
 from __future__ import annotations
 
+import copy
 import random
 import statistics
 import time
@@ -18,14 +28,15 @@ import numpy as np
 
 import envs
 from agents.search import PIMCAgent
-from agents.search.pimc import DEFAULTS
+from agents.search.evaluators import BatchedEvaluator, ReadableEvaluator
 from envs.belief import sample_world
+
+PLAY_OUT_WORLDS = 64
+PIMC_WORLDS = (8, 64)
 
 
 def decisions(game: str, count: int, seed: int = 0) -> list:
     """Copies of engines at decisions with a choice, from random play."""
-    import copy
-
     e = envs.engine_class(game)(4)
     e.reset(np.random.default_rng(seed))
     rnd = random.Random(seed)
@@ -40,17 +51,36 @@ def decisions(game: str, count: int, seed: int = 0) -> list:
     return out
 
 
-def _pimc_time(game: str, states: list, worlds: int) -> tuple[float, int]:
-    agent = PIMCAgent(game, 4, seed=0, worlds=worlds)
-    start, steps = time.process_time(), agent.steps
+def _jobs(states: list, worlds: int, seed: int = 0) -> list:
+    """(worlds, seat, moves, seeds) per decision, drawn from the seat's information state."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for e in states:
+        seat = e.current_player
+        info = e.information_state(seat)
+        out.append(([sample_world(info, rng) for _ in range(worlds)], seat, np.flatnonzero(e.legal_mask()),
+                    rng.integers(2**62, size=worlds)))
+    return out
+
+
+def _play_out_rate(evaluator, jobs: list) -> tuple[float, list]:
+    """Agent-steps per CPU-second of `evaluator` over the jobs, and its values."""
+    start, steps = time.process_time(), evaluator.steps
+    values = [evaluator.evaluate(*job) for job in jobs]
+    return (evaluator.steps - steps) / (time.process_time() - start), values
+
+
+def _pimc_ms(game: str, states: list, worlds: int, evaluator: str) -> float:
+    agent = PIMCAgent(game, 4, seed=0, worlds=worlds, evaluator=evaluator)
+    start = time.process_time()
     for e in states:
         s = e.current_player
         agent.inform(e.information_state(s))
         agent.act({"observation": e.observe(s), "action_mask": e.legal_mask()})
-    return time.process_time() - start, agent.steps - steps
+    return 1000 * (time.process_time() - start) / len(states)
 
 
-def _readable_time(game: str, states: list, worlds: int) -> float | None:
+def _rollout_search_ms(game: str, states: list, worlds: int) -> float | None:
     from experiments.research import headroom
 
     # Neu only: Ma's Jong's readable search searches its steal decisions alone
@@ -62,33 +92,46 @@ def _readable_time(game: str, states: list, worlds: int) -> float | None:
         s = e.current_player
         agent = make(s, e, worlds)
         agent.act({"observation": e.observe(s), "action_mask": e.legal_mask()})
-    return time.process_time() - start
+    return 1000 * (time.process_time() - start) / len(states)
 
 
 def print_search_speed(games, repeats: int = 3, count: int = 10) -> None:
-    worlds = DEFAULTS["worlds"]
-    print(f"search speed, {count} decisions per game, pimc at worlds={worlds} (CPU time per core, median of {repeats})")
-    print("| game | sampled worlds/s | pimc play-out steps/s | pimc ms/decision | RolloutSearch ms/decision | ratio |")
-    print("|---|---|---|---|---|---|")
+    print(f"search speed, {count} decisions per game, 4 players (CPU time, one core, median of {repeats}); play-outs: "
+          f"{PLAY_OUT_WORLDS} worlds x every legal move, heuristic, to the round's end")
+    print("| game | sampled worlds/s | play-out steps/s readable | batched | batched / readable "
+          "| pimc ms/decision, 8 worlds: readable | batched | 64 worlds: readable | batched "
+          "| RolloutSearch ms (8 redeals) | RolloutSearch / pimc batched (8) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    med = statistics.median
     for game in games:
         states = decisions(game, count)
-        _pimc_time(game, states[:1], 1)  # compile the rollout kernels first
+        jobs = _jobs(states, PLAY_OUT_WORLDS)
+        readable, batched = ReadableEvaluator(game, 4), BatchedEvaluator(game, 4)
+        batched.evaluate(*jobs[0])  # load the compiled kernels first
+        _pimc_ms(game, states[:1], 1, "batched")
         rng = np.random.default_rng(0)
         infos = [e.information_state(e.current_player) for e in states]
-        samples, pimc, rates, readable = [], [], [], []
+        samples, rates, pimc, search = [], {"readable": [], "batched": []}, {}, []
         for _ in range(repeats):
             start = time.process_time()
             for info in infos:
                 for _ in range(20):
                     sample_world(info, rng)
             samples.append(20 * len(infos) / (time.process_time() - start))
-            t, steps = _pimc_time(game, states, worlds)
-            pimc.append(1000 * t / len(states))
-            rates.append(steps / t)
-            r = _readable_time(game, states, worlds)
+            values = {}
+            for kind, evaluator in (("readable", readable), ("batched", batched)):
+                rate, values[kind] = _play_out_rate(evaluator, jobs)
+                rates[kind].append(rate)
+            if not all(np.array_equal(a, b) for a, b in zip(values["readable"], values["batched"])):
+                raise AssertionError(f"{game}: the batched evaluator's values differ from the readable one's")
+            for worlds in PIMC_WORLDS:
+                for kind in ("readable", "batched"):
+                    pimc.setdefault((worlds, kind), []).append(_pimc_ms(game, states, worlds, kind))
+            r = _rollout_search_ms(game, states, 8)
             if r is not None:
-                readable.append(1000 * r / len(states))
-        med = statistics.median
-        ratio = f"{med(readable) / med(pimc):.2f}x" if readable else "-"
-        rs = f"{med(readable):.1f}" if readable else "-"
-        print(f"| {game} | {med(samples):,.0f} | {med(rates):,.0f} | {med(pimc):.1f} | {rs} | {ratio} |")
+                search.append(r)
+        ratio = med(rates["batched"]) / med(rates["readable"])
+        cells = [f"{med(pimc[w, k]):.1f}" for w in PIMC_WORLDS for k in ("readable", "batched")]
+        rs = f"{med(search):.1f} | {med(search) / med(pimc[8, 'batched']):.1f}x" if search else "- | -"
+        print(f"| {game} | {med(samples):,.0f} | {med(rates['readable']):,.0f} | {med(rates['batched']):,.0f} | "
+              f"{ratio:.1f}x | {' | '.join(cells)} | {rs} |")

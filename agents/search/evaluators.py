@@ -1,0 +1,171 @@
+"""Evaluators: every seat's value of each first move, in each of many worlds, by play-outs.
+
+Search agents (pimc; ismcts with max^n later) ask one question: given ``W`` full game states
+(``worlds``, e.g. from `envs.belief.sample_world`) in which ``seat`` is to act, and ``M``
+first moves for it, what does each seat get when that move is taken and every seat then plays
+the play-out policy to the horizon? ::
+
+    values = evaluator.evaluate(worlds, seat, first_moves, seeds)   # float64 [W, M, num_players]
+
+``values[w, m, s]`` is seat ``s``'s zero-sum reward (RULES.md "Scores and rewards"), summed
+over the score events from the first move to the horizon: ``"round"``, the next score event
+(a round's end; Deadfall's DEAD call), or ``"game"``, the game's end. Rewards are taken at the
+batched engine's float32 precision (each event's, then summed in float64), so both
+evaluators below give the same values to the bit.
+
+Common random numbers: world ``w``'s ``M`` play-outs all start from the world's own chance
+stream (``world.rng``, copied: the worlds are never changed) and seed the play-out policy
+from ``seeds[w]`` (seat ``s`` from ``seeds[w] + s``), so two first moves are compared on the
+same reshuffles, deals and random draws.
+
+* `BatchedEvaluator` (the default) plays all ``W x M`` play-outs on one batched engine
+  (`envs.vector.VectorEnv`): each world is loaded into a batch row (``load_rows``; a PCG64
+  chance stream is copied exactly) and copied to ``M`` rows, one per first move; then every
+  step is one ``act_batch`` call of the policy (the heuristics' compiled kernels, the random
+  agent's compiled draws, any agent with the batched protocol) for the rows still playing
+  and one ``step(..., rows=...)`` of those rows alone. A row stops at its horizon
+  (``score_events`` moved, or the game ended; a finished row starts a new game by itself,
+  which is never stepped or counted). The env is kept and reused, grown when a decision needs
+  more rows.
+* `ReadableEvaluator` plays the same play-outs on copies of the readable engines
+  (`agents.search.rollout`): the reference. With ``lockstep=False`` it calls every policy's
+  ``act`` one move at a time, the policies' own definition.
+
+tests/test_evaluators.py checks that both give the same values in every game.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+import envs
+from agents.base import RandomAgent, can_act_batch, keeps_rows
+from agents.search.rollout import ROLLOUT_LIMIT, check_horizon, play_outs
+
+EVALUATORS = ("batched", "readable")
+
+
+class Evaluator(Protocol):
+    """What a search agent calls (see the module docstring)."""
+
+    steps: int  # agent-steps played in all (for speed figures)
+
+    def evaluate(self, worlds: Sequence[Any], seat: int, first_moves: Sequence[int],
+                 seeds: Sequence[int] | None = None) -> np.ndarray: ...
+
+
+def rollout_policy(rollout: Any, game: str, num_players: int, seed: int = 0) -> Any:
+    """The play-out policy: ``"heuristic"``, ``"random"``, or an agent class."""
+    if rollout == "heuristic":
+        from agents.heuristic import heuristic_class
+
+        return heuristic_class(game)(game, num_players, seed)
+    if rollout == "random":
+        return RandomAgent(game, num_players, seed)
+    if isinstance(rollout, type):
+        return rollout(game, num_players, seed)
+    raise ValueError(f"rollout must be heuristic, random or an agent class, got {rollout!r}")
+
+
+def _checked(worlds: Sequence[Any], seat: int, first_moves: Sequence[int], seeds: Sequence[int] | None):
+    worlds = list(worlds)
+    moves = np.asarray(first_moves, dtype=np.int64).reshape(-1)
+    seeds = np.arange(len(worlds), dtype=np.int64) if seeds is None else np.asarray(seeds, dtype=np.int64).reshape(-1)
+    if seeds.size != len(worlds):
+        raise ValueError(f"one seed per world: {len(worlds)} worlds, {seeds.size} seeds")
+    for w, world in enumerate(worlds):
+        if world.game_over or world.current_player != seat:
+            raise ValueError(f"worlds[{w}]: seat {seat} must be to act, got player_{world.current_player}"
+                             + (" (game over)" if world.game_over else ""))
+    return worlds, moves, seeds
+
+
+class BatchedEvaluator:
+    """Play-outs on the batched engine, the policy's ``act_batch`` in every seat."""
+
+    def __init__(self, game: str, num_players: int, rollout: Any = "heuristic", horizon: str = "round") -> None:
+        self.game, self.num_players, self.horizon = game, num_players, check_horizon(horizon)
+        self.policy = rollout_policy(rollout, game, num_players) if isinstance(rollout, (str, type)) else rollout
+        if not can_act_batch(self.policy):
+            raise ValueError(f"the batched evaluator needs a play-out policy with act_batch; {type(self.policy).__name__} "
+                             "has none (play it out with the readable evaluator, pimc's evaluator=readable)")
+        self.venv: envs.vector.VectorEnv | None = None
+        self.steps = 0
+
+    def _env(self, world: Any, rows: int) -> Any:
+        """The kept env, or a new one when it is too small or of other rules."""
+        venv = self.venv
+        if venv is None or venv.num_envs < rows or venv.options != dict(world.options):
+            size = rows if venv is None else max(rows, venv.num_envs + venv.num_envs // 2)
+            venv = self.venv = envs.vector_env(self.game, size, self.num_players, seed=0, **world.options)
+            venv.reset()
+        return venv
+
+    def evaluate(self, worlds: Sequence[Any], seat: int, first_moves: Sequence[int],
+                 seeds: Sequence[int] | None = None) -> np.ndarray:
+        worlds, moves, seeds = _checked(worlds, seat, first_moves, seeds)
+        W, M, n = len(worlds), moves.size, self.num_players
+        values = np.zeros((W * M, n))
+        if W * M == 0:
+            return values.reshape(W, M, n)
+        venv = self._env(worlds[0], W * M)
+        rows = np.arange(W * M, dtype=np.int64)
+        venv.load_rows(rows, [world for world in worlds for _ in range(M)])
+        policy, per_row = self.policy, keeps_rows(self.policy)
+        if per_row:
+            policy.seed_rows(rows, np.repeat(seeds, M)[:, None] + np.arange(n, dtype=np.int64)[None, :])
+        start = venv.score_events(rows) if self.horizon == "round" else None
+        active, actions = rows, np.tile(moves, W)
+        for _ in range(ROLLOUT_LIMIT):
+            obs, mask, who, rewards, done = venv.step(actions, rows=active)
+            values[active] += rewards
+            self.steps += active.size
+            going = ~done
+            if start is not None:
+                going &= venv.score_events(active) == start[active]
+            if not going.all():
+                active, obs, mask, who = active[going], obs[going], mask[going], who[going]
+                if not active.size:
+                    return values.reshape(W, M, n)
+            actions = policy.act_batch(obs, mask, who, rows=active) if per_row else policy.act_batch(obs, mask, who)
+        raise RuntimeError(f"a {self.game} play-out did not end in {ROLLOUT_LIMIT} steps")
+
+
+class ReadableEvaluator:
+    """Play-outs on copies of the readable engines (`agents.search.rollout`): the reference."""
+
+    def __init__(self, game: str, num_players: int, rollout: Any = "heuristic", horizon: str = "round",
+                 lockstep: bool | None = None) -> None:
+        self.game, self.num_players, self.horizon = game, num_players, check_horizon(horizon)
+        self.policies = [rollout_policy(rollout, game, num_players, s) for s in range(num_players)]
+        self.lockstep = lockstep
+        self.steps = 0
+
+    def evaluate(self, worlds: Sequence[Any], seat: int, first_moves: Sequence[int],
+                 seeds: Sequence[int] | None = None) -> np.ndarray:
+        worlds, moves, seeds = _checked(worlds, seat, first_moves, seeds)
+        values, steps = play_outs(worlds, seat, moves.tolist(), self.policies, self.horizon, seeds.tolist(), self.lockstep)
+        self.steps += steps
+        return values
+
+
+def make_evaluator(kind: str, game: str, num_players: int, rollout: Any = "heuristic", horizon: str = "round") -> Evaluator:
+    """``"batched"`` or ``"readable"`` (see the module docstring)."""
+    if kind == "batched":
+        return BatchedEvaluator(game, num_players, rollout, horizon)
+    if kind == "readable":
+        return ReadableEvaluator(game, num_players, rollout, horizon)
+    raise ValueError(f"evaluator must be one of {', '.join(EVALUATORS)}, got {kind!r}")
+
+
+def evaluate(worlds: Sequence[Any], seat: int, first_moves: Sequence[int], seeds: Sequence[int] | None = None,
+             rollout: Any = "heuristic", horizon: str = "round", evaluator: str = "batched") -> np.ndarray:
+    """One evaluation with a new evaluator (a search agent keeps one instead): every seat's
+    summed reward ``[len(worlds), len(first_moves), num_players]``."""
+    if not worlds:
+        raise ValueError("evaluate needs at least one world")
+    first = worlds[0]
+    return make_evaluator(evaluator, first.game_name, first.num_players, rollout, horizon).evaluate(
+        worlds, seat, first_moves, seeds)
