@@ -133,7 +133,12 @@ def adopt_orphans() -> bool:
 @atexit.register
 def _kill_live_groups() -> None:
     for pid in list(_LIVE):
-        kill_tree(pid)
+        try:
+            ended, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue  # not a child of this process (any more): the number may be someone else's now
+        if ended == 0:  # still running
+            kill_tree(pid)
         _kill_group(pid)
 
 
