@@ -129,8 +129,9 @@ def test_a_users_cheat_inform_is_never_called(tmp_path, isolate):
     assert not (tmp_path / "ran-in.txt").exists(), "a user's agent was handed the real engine"
 
 
-def test_pimc_plays_isolated_the_games_it_plays_in_process():
-    agents = ["pimc:worlds=2,horizon=round", "random"]
+@pytest.mark.parametrize("search", ["pimc:worlds=2,horizon=round", "pimc_cheat:worlds=2"])
+def test_pimc_plays_isolated_the_games_it_plays_in_process(search):
+    agents = [search, "random"]
     here = run_tournament("neu", agents, num_players=2, deals=1, progress=False, engine="aec")
     isolated = run_tournament("neu", agents, num_players=2, deals=1, progress=False, isolate=True)
     assert isolated["records"] == here["records"]

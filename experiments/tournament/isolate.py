@@ -417,3 +417,6 @@ class IsolatedAgent:
             self._stop()
         except Exception:
             pass
+
+
+match.SPEC_HOLDERS.add(IsolatedAgent)  # an isolated upper bound is known by its spec (match.upper_bound)
