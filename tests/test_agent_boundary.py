@@ -48,6 +48,19 @@ class ReduceAnswer:
         return Answer()
 
 
+class HalfAnswer:
+    """Writes the start of an answer frame on every pipe it holds, then stalls."""
+
+    def act(self, observation):
+        import struct
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                os.write(int(fd), struct.pack("<II", 1, 100) + b"A")
+            except OSError:
+                pass
+        time.sleep(30)
+
+
 class ExitsInInform:
     def inform(self, info):
         os._exit(3)
@@ -75,7 +88,8 @@ class Sneaky:
         return int(np.flatnonzero(observation["action_mask"])[0])
 
 
-agent = {"reduce": ReduceAnswer, "exits": ExitsInInform, "stalls": StallsInInform, "sneaky": Sneaky}[sys.argv[1]]
+agent = {"reduce": ReduceAnswer, "exits": ExitsInInform, "stalls": StallsInInform, "sneaky": Sneaky,
+         "half": HalfAnswer}[sys.argv[1]]
 from experiments.tournament import AgentError, run_tournament
 try:
     res = run_tournament("neu", [agent, "random"], num_players=2, deals=2, workers=1, progress=False,
@@ -104,6 +118,15 @@ def test_an_isolated_agents_answer_is_never_unpickled(tmp_path):
     assert named.returncode == 1
     assert named.stdout.strip().endswith("(Answer), not an integer action"), named.stdout
     assert not (tmp_path / "ran-in.txt").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the agent finds its pipes in /proc")
+def test_half_an_answer_then_silence_is_a_timeout(tmp_path):
+    done, seconds = _run(tmp_path, "half", "forfeit", isolate=True)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert done.stdout.strip() == "forfeits: 4 of 4" and seconds < 60  # four 30 s stalls would take two minutes
+    named, _ = _run(tmp_path, "half", "raise", isolate=True)
+    assert named.returncode == 1 and named.stdout.strip().endswith("took more than 0.5 s to move"), named.stdout
 
 
 @pytest.mark.parametrize("isolate", [False, True])
