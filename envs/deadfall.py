@@ -238,6 +238,7 @@ class Deadfall(Engine):
         h = self.hand_size
         self.hand_sizes = [h] * n
         if deal is None:
+            self.chance_deal()
             # The same draws as rng.permutation(DECK) (a copy, then this
             # shuffle), without allocating a new array every hand.
             order = self._order

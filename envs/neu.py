@@ -182,6 +182,7 @@ class Neu(Engine):
         self.hands = [[0] * NUM_KINDS for _ in range(n)]
         self.hand_sizes = [0] * n
         if deal is None:
+            self.chance_deal()
             order = shuffled(self.deck, self.rng)
             # The dealer deals one card at a time starting at their left; with a
             # shuffled deck only the count matters, so deal 3 in a block each.
@@ -293,11 +294,12 @@ class Neu(Engine):
                 return
             last = self.played[-1]
             rest = self.played[:-1]
+            self.chance_reshuffle()
             self.draw = shuffled(rest, self.rng)
             self.played = [last]
             self.played_counts = [0] * NUM_KINDS
             self.played_counts[last] = 1
-        self._give(seat, self.draw.pop())
+        self._give(seat, self.chance_draw(self.draw))
 
     def _lose(self, loser: int) -> ScoreEvent:
         n = self.num_players

@@ -295,6 +295,7 @@ class NotForMe(Engine):
         self.offer_size = 0
         self.draws_owed = 0
         if deal is None:
+            self.chance_deal()
             order = shuffled(self.deck, self.rng)
             for s in range(n):
                 for k in order[s * HAND_SIZE : (s + 1) * HAND_SIZE]:
@@ -421,12 +422,12 @@ class NotForMe(Engine):
                 self._passed(giver)
         elif action < L.plain_pass:
             if action == L.draw_pile:
-                kind = self.draw.pop()
+                kind = self.chance_draw(self.draw)
             else:
                 slot = action - L.draw
                 kind = self.supply[slot]
                 # A taken supply card is replaced from the draw pile at once.
-                self.supply[slot] = self.draw.pop() if self.draw else -1
+                self.supply[slot] = self.chance_draw(self.draw) if self.draw else -1
             self.hands[seat][kind] += 1
             self.hand_sizes[seat] += 1
             self.draws_owed -= 1

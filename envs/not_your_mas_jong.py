@@ -320,6 +320,7 @@ class NotYourMasJong(Engine):
         self.to_ask: list[int] = []  # seats still to decide on the current discard
         self.claims = [-1] * n  # steal decision per seat on the current discard (hidden)
         if deal is None:
+            self.chance_deal()
             order = shuffled(DECK, self.rng)
             for s in range(n):
                 size = HAND_SIZE + (1 if s == self.ma else 0)
@@ -491,7 +492,7 @@ class NotYourMasJong(Engine):
         if not self.draw:
             # RULES.md [D]: an empty draw pile ends the round with no winner and no payment.
             return self._end_round({"round": self.round, "result": RESULT_NAMES.index("exhausted"), "winner": -1, "ma": self.ma}, [0] * self.num_players)
-        self._give(p, self.draw.pop())
+        self._give(p, self.chance_draw(self.draw))
         self.current_player = p
         self.phase = DISCARD
         if self._complete(p):
