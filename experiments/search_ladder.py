@@ -7,7 +7,7 @@ heuristics elsewhere, once with heuristics in every seat. The same seed gives th
 and the same chance stream, so the per-deal difference of that seat's summed reward (agent
 minus heuristic) is a paired difference; the command prints its mean with a 95% CI
 (`experiments.tournament.stats.mean_ci`), and the agent's time per decision with a choice
-(a forced move is not timed: it costs nothing). With ``--out DIR`` the record is written to
+(a forced move is not timed: it costs nothing), wall-clock and CPU (the deciding thread's). With ``--out DIR`` the record is written to
 a new file there, named by the time and the arguments; an existing file is never replaced.
 """
 
@@ -30,7 +30,7 @@ class Timed:
     """Wraps an agent and times its decisions that have a choice."""
 
     def __init__(self, agent) -> None:
-        self.agent, self.seconds, self.decisions = agent, 0.0, 0
+        self.agent, self.seconds, self.cpu_seconds, self.decisions = agent, 0.0, 0.0, 0
 
     def inform(self, info) -> None:
         if callable(getattr(self.agent, "inform", None)):
@@ -47,9 +47,10 @@ class Timed:
     def act(self, observation: dict) -> int:
         if np.count_nonzero(observation["action_mask"]) < 2:
             return self.agent.act(observation)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         action = self.agent.act(observation)
         self.seconds += time.perf_counter() - start
+        self.cpu_seconds += time.thread_time() - cpu
         self.decisions += 1
         return action
 
@@ -72,6 +73,7 @@ def ladder(game: str, spec: str, deals: int, seed: int, num_players: int = 4, ba
         "game": game, "num_players": num_players, "agent": spec, "baseline": baseline, "deals": deals, "seed": seed,
         "difference": mean_ci(diffs),
         "ms_per_decision": 1000 * timed.seconds / max(timed.decisions, 1), "decisions": timed.decisions,
+        "cpu_ms_per_decision": 1000 * timed.cpu_seconds / max(timed.decisions, 1),
         "rollout_steps": getattr(timed.agent, "steps", None), "search_seconds": timed.seconds,
     }
 
@@ -93,7 +95,8 @@ def main(argv=None) -> dict:
     steps = record["rollout_steps"]
     rate = f", {steps / record['search_seconds']:,.0f} play-out steps/s" if steps and record["search_seconds"] else ""
     print(f"{a.game} {a.players}p {a.agent} - {a.baseline}: {d['mean']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] "
-          f"over {a.deals} deals; {record['ms_per_decision']:.1f} ms per decision ({record['decisions']} decisions){rate}")
+          f"over {a.deals} deals; {record['ms_per_decision']:.1f} ms per decision, {record['cpu_ms_per_decision']:.1f} CPU ms "
+          f"({record['decisions']} decisions){rate}")
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         name = f"{time.strftime('%Y%m%d-%H%M%S')}-{a.game}-{a.players}p-{a.agent.replace(':', '_').replace(',', '_')}-{a.seed}"

@@ -151,7 +151,7 @@ def test_pimc_moves_do_not_change_with_the_hidden_cards(game):
 def test_pimc_keeps_one_env_and_grows_it():
     e = decisions("deadfall", 4, seed=1, count=1)[0]
     seat = e.current_player
-    agent = PIMCAgent("deadfall", 4, seed=0, worlds=2)
+    agent = PIMCAgent("deadfall", 4, seed=0, worlds=2, choice="max")  # every move on every world at once
     observation = {"observation": e.observe(seat), "action_mask": e.legal_mask()}
     agent.inform(e.information_state(seat))
     agent.act(observation)

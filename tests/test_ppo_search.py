@@ -260,8 +260,14 @@ def test_a_teacher_file_that_is_not_a_zip_or_claims_too_much_is_refused_unread(t
 
 
 def test_a_search_agent_teaches_on_aec_tables_told_its_information_state():
-    games = TeacherGames("pimc:worlds=2", "neu", 3, tables=2, reward_scale=1.0)
-    assert games.path.startswith("AEC tables") and not games.with_values
-    data = games.collect(120, seed=0)
-    assert data["env_steps"] >= 120 and len(data["actions"]) > 0
-    assert data["masks"][np.arange(len(data["actions"])), data["actions"]].all()
+    for teacher in ("pimc:worlds=2",):
+        games = TeacherGames(teacher, "neu", 3, tables=2, reward_scale=1.0)
+        assert games.path.startswith("AEC tables") and games.with_values
+        data = games.collect(120, seed=0)
+        assert data["env_steps"] >= 120 and len(data["actions"]) > 0
+        chosen = np.arange(len(data["actions"])), data["actions"]
+        assert data["masks"][chosen].all()
+        # Its values: one per action, NaN off the legal moves, and the move it played valued.
+        assert np.isnan(data["values"][~data["masks"]]).all() and np.isfinite(data["values"][chosen]).all()
+        targets = soft_targets(data, 0.5, 1.0).numpy()
+        assert np.allclose(targets.sum(1), 1) and (targets[~data["masks"]] == 0).all()

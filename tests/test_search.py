@@ -5,6 +5,7 @@ seat's information state, and are deterministic for a seed. Strength is measured
 from __future__ import annotations
 
 import random
+import time
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import envs
 from agents import make_agent
 from agents.base import can_act_batch
 from agents.search import PIMCAgent, parse_search_options
+from agents.search.options import MAX_WORLDS
 from agents.search.evaluators import BatchedEvaluator, ReadableEvaluator, make_evaluator
 from agents.spec import spec_label
 from envs.belief import sample_world
@@ -133,3 +135,137 @@ def test_search_speed_prints_a_row_per_game(capsys):
     print_search_speed(["neu"], repeats=1, count=2)
     row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| neu |")]
     assert len(row) == 1 and row[0].endswith("x |")  # Neu has the readable search's ratio
+
+
+# ---- pimc's move choice: the policy's move stands unless another is clearly better ----
+
+class NoiseEvaluator:
+    """A stand-in evaluator: every move's value in every world is noise around ``means[move]``
+    (drawn from the world's seed), and it counts its play-outs per move."""
+
+    def __init__(self, means=None, spread=1.0):
+        self.means, self.spread, self.steps, self.played = dict(means or {}), spread, 0, {}
+
+    def evaluate(self, worlds, seat, first_moves, seeds=None):
+        out = np.zeros((len(worlds), len(first_moves), 4))
+        for w, seed in enumerate(seeds):
+            rng = np.random.default_rng(int(seed))
+            for m, move in enumerate(first_moves):
+                noise = rng.normal(0, self.spread)  # a fresh draw per move: no common random numbers help
+                out[w, m, seat] = self.means.get(int(move), 0.0) + noise
+                self.played[int(move)] = self.played.get(int(move), 0) + 1
+        return out
+
+
+def _wide_decision(seed=4):
+    """A Not For Me decision with many legal moves, and its observation."""
+    for e in _decisions("not_for_me", seed, 40):
+        if e.legal_mask().sum() >= 6:
+            seat = e.current_player
+            return e, {"observation": e.observe(seat), "action_mask": e.legal_mask()}
+    raise AssertionError("no wide decision")
+
+
+def _moves(choice, means=None, agents=30, worlds=8):
+    e, observation = _wide_decision()
+    out = []
+    for k in range(agents):
+        agent = PIMCAgent("not_for_me", 4, seed=k, worlds=worlds, choice=choice)
+        agent.evaluator = NoiseEvaluator(means)
+        agent.inform(e.information_state(e.current_player))
+        out.append(agent.act(observation))
+    return out, int(agent.policy.act(observation)), agent
+
+
+def test_noise_alone_moves_max_off_the_policys_move_but_not_safe():
+    """Every move is worth the same: the best total is a lucky move (the winner's curse), the
+    safe rule keeps the policy's move."""
+    maxed, own, _ = _moves("max", agents=40)
+    safe, _, _ = _moves("safe", agents=40)
+    assert sum(m != own for m in maxed) >= 28, maxed
+    assert sum(m != own for m in safe) <= 6, safe  # a one-sided 95% bound: about 2 of 40
+
+
+def test_safe_takes_a_clearly_better_move_and_spends_the_budget_on_the_doubtful():
+    e, observation = _wide_decision()
+    legal = np.flatnonzero(observation["action_mask"])
+    own = int(PIMCAgent("not_for_me", 4, seed=0).policy.act(observation))
+    better = int(next(a for a in legal if a != own))
+    worse = [int(a) for a in legal if a not in (own, better)]
+    means = {better: 1.5, **{a: -3.0 for a in worse}}
+    moves, _, agent = _moves("safe", means, agents=5)
+    assert set(moves) == {better}
+    played = agent.evaluator.played
+    assert sum(played.values()) <= 8 * legal.size + 2 * legal.size  # about worlds x moves play-outs
+    assert played[own] == played[better] > max(played[a] for a in worse)  # the survivors got the most worlds
+    values = agent.option_values(observation)
+    assert np.isnan(values[observation["action_mask"] == 0]).all() and np.isfinite(values[legal]).all()
+    assert values[better] > values[own] > max(values[a] for a in worse)
+
+
+def test_max_reproduces_the_best_total():
+    e, observation = _wide_decision()
+    legal = np.flatnonzero(observation["action_mask"])
+    means = {int(a): 1.0 * k for k, a in enumerate(legal)}
+    moves, _, _ = _moves("max", means, agents=3, worlds=64)
+    assert set(moves) == {int(legal[-1])}
+
+
+class BusyEvaluator(NoiseEvaluator):
+    """Burns CPU as the batched evaluator does: about a millisecond a call (a play-out's length of
+    steps), plus a little per play-out."""
+
+    def evaluate(self, worlds, seat, first_moves, seeds=None):
+        end = time.thread_time() + 1e-3 + 2e-5 * len(worlds) * len(first_moves)
+        while time.thread_time() < end:
+            pass
+        return super().evaluate(worlds, seat, first_moves, seeds)
+
+
+@pytest.mark.parametrize("choice", ["safe", "max"])
+def test_an_ms_budget_bounds_the_decision(choice):
+    e, observation = _wide_decision()
+    spent = {}
+    for ms in (10, 40):
+        agent = make_agent(f"pimc:ms={ms},choice={choice}", "not_for_me", 4, seed=0)
+        assert agent.worlds == MAX_WORLDS  # the time alone bounds it
+        agent.evaluator = BusyEvaluator()
+        agent.inform(e.information_state(e.current_player))
+        start = time.thread_time()
+        agent.act(observation)
+        seconds = time.thread_time() - start
+        assert seconds < ms / 1000 + 0.008, (ms, seconds)  # the last look at the clock, and a round's first play-outs
+        spent[ms] = sum(agent.evaluator.played.values())
+    assert spent[40] > 2 * spent[10]
+
+
+def test_option_values_and_action_probs():
+    e, observation = _wide_decision()
+    legal = observation["action_mask"] != 0
+    for spec in ("pimc:worlds=4", "pimc:worlds=4,choice=max", "pimc_cheat:worlds=2"):
+        agent = make_agent(spec, "not_for_me", 4, seed=1)
+        agent.inform(e.information_state(e.current_player))
+        if spec.startswith("pimc_cheat"):
+            agent.cheat_inform(e)
+        move = agent.act(observation)
+        values, probs = agent.option_values(observation), agent.action_probs(observation)
+        assert values.shape == probs.shape == legal.shape and np.isnan(values[~legal]).all()
+        assert np.isfinite(values[move]) and probs[move] == 1.0 and probs.sum() == 1.0
+        soft = agent.action_probs(observation, temperature=1.0)
+        assert np.isclose(soft.sum(), 1.0) and (soft[~legal] == 0).all() and soft[np.nanargmax(values)] == soft.max()
+    # A forced move: no search, no values.
+    forced = {"observation": observation["observation"], "action_mask": np.eye(legal.size, dtype=np.int8)[move]}
+    assert agent.act(forced) == move and np.isnan(agent.option_values(forced)).all()
+    assert agent.action_probs(forced)[move] == 1.0
+
+
+def test_search_options_and_their_errors():
+    agent = make_agent("pimc:worlds=16,choice=max,z=2", "neu", 4, seed=0)
+    assert (agent.worlds, agent.choice, agent.z, agent.ms) == (16, "max", 2.0, None)
+    assert make_agent("pimc", "neu", 4).choice == "safe" and make_agent("pimc", "neu", 4).worlds == 8
+    for kind, bad, words in [("pimc", "choice=best", "choice must be one of safe, max"), ("pimc", "z=-1", "z must be"),
+                             ("pimc", "ms=0", "ms must be a number above 0"), ("pimc", "iterations=3", "valid options")]:
+        with pytest.raises(ValueError, match=words):
+            parse_search_options(bad, kind)
+    with pytest.raises(ValueError, match="worlds must be"):
+        PIMCAgent("neu", 4, worlds=0)

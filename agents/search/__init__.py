@@ -9,17 +9,22 @@ asks an evaluator for every seat's value of each move in each world:
   `BatchedEvaluator` (the default) plays out on the batched engine (`VectorEnv.load_rows`,
   the compiled heuristics or any ``act_batch`` policy), `ReadableEvaluator` on the readable
   engines (`agents.search.rollout`, the reference; both give the same values);
-* `agents.search.pimc`: `pimc` on top, and `pimc_cheat`.
+* `agents.search.pimc`: `pimc` on top (its safe move choice by default), and `pimc_cheat`;
+* `agents.search.options`: the spec options of each kind, checked in one place.
+
+Every search agent offers ``option_values(observation)`` and ``action_probs(observation)``
+after `act`: the values its search found for each move, and a distribution over the moves.
 
 docs/search.md describes the agents and their options; `pimc_cheat` (an upper bound that
 sees every hand) is never a default anywhere.
 """
 
 from agents.search.evaluators import BatchedEvaluator, ReadableEvaluator, evaluate, make_evaluator
-from agents.search.pimc import PIMCAgent, PIMCCheat, parse_search_options
+from agents.search.options import OPTION_KEYS, SEARCH_OPTIONS, parse_search_options
+from agents.search.pimc import PIMCAgent, PIMCCheat
 
-__all__ = ["BatchedEvaluator", "PIMCAgent", "PIMCCheat", "ReadableEvaluator", "evaluate", "make_evaluator",
-           "make_search_agent", "parse_search_options"]
+__all__ = ["BatchedEvaluator", "OPTION_KEYS", "PIMCAgent", "PIMCCheat", "ReadableEvaluator",
+           "SEARCH_OPTIONS", "evaluate", "make_evaluator", "make_search_agent", "parse_search_options"]
 
 
 def make_search_agent(text: str, game: str, num_players: int, seed: int | None = None):
