@@ -8,6 +8,7 @@ A *spec* is any of
 * ``"pimc"``, ``"pimc:worlds=64,horizon=game"`` — the search agent (`agents.search`);
   ``"pimc_cheat"`` its upper bound that sees every hand (never a default anywhere; its name
   in results always ends in " (upper bound)", `is_upper_bound`);
+  ``"ismcts"``, ``"ismcts:iterations=256"`` — information-set MCTS (`agents.search`);
 * ``"file.py:Name"`` — ``Name`` defined in a Python file (loaded once per process);
 * ``"package.module:Name"`` — ``Name`` in an importable module;
 * ``"label=SPEC"`` — any of the above under the name ``label`` in results;
@@ -35,10 +36,10 @@ from typing import Any
 BUILTIN_KINDS = ("random", "heuristic", "ppo")
 # Every form of spec, in words, for --help texts and errors (the module docstring says what each is).
 SPEC_FORMS = ("random", "heuristic", "ppo", "ppo:PATH", "cfr:PATH", "pimc", "pimc:worlds=N",
-              "pimc_cheat (an upper bound)", "FILE.py:Name", "package.module:Name", "label=SPEC")
+              "pimc_cheat (an upper bound)", "ismcts", "ismcts:iterations=N", "FILE.py:Name", "package.module:Name", "label=SPEC")
 SPEC_LIST = ", ".join(SPEC_FORMS)
-# Search agents (agents.search), with options after a colon: "pimc:worlds=64,horizon=game".
-SEARCH_KINDS = ("pimc", "pimc_cheat")
+# Search agents (agents.search), with options after a colon: "pimc:worlds=64,horizon=game", "ismcts:iterations=256".
+SEARCH_KINDS = ("pimc", "pimc_cheat", "ismcts")
 # Kinds cardzoo builds as upper bounds, not fair players: only they are handed the real game
 # (`envs.belief.informed` with ``upper_bound=True``), and their names in every result carry
 # UPPER_BOUND_MARK, whatever label they were given.

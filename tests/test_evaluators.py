@@ -21,7 +21,7 @@ pytest.importorskip("numba")
 
 import envs  # noqa: E402
 from agents.base import Agent  # noqa: E402
-from agents.search import PIMCAgent  # noqa: E402
+from agents.search import ISMCTSAgent, PIMCAgent  # noqa: E402
 from agents.search.evaluators import BatchedEvaluator, ReadableEvaluator, evaluate  # noqa: E402
 from envs import belief  # noqa: E402
 from envs.belief import sample_world  # noqa: E402
@@ -89,6 +89,32 @@ def test_batched_values_are_the_readable_values(game, num_players, viewer, horiz
         assert differ >= 1
 
 
+@pytest.mark.parametrize("game, num_players", [(g, 4) for g in GAMES] + [("neu", 3), ("deadfall", 2)])
+def test_pairs_of_worlds_and_moves_get_the_readable_values(game, num_players):
+    """evaluate_pairs (ismcts's leaves): one first move per world, whoever is to act there; the
+    batched values are the readable ones', move by move and in lockstep, at both horizons."""
+    worlds, moves = [], []
+    for k, e in enumerate(decisions(game, num_players, seed=21 + num_players, count=8, every=0.5)):
+        world = sample_world(e.information_state((e.current_player + k) % num_players), np.random.default_rng(k))
+        worlds.append(world)  # drawn from several seats' views; the player to act differs
+        moves.append(int(np.random.default_rng(k).choice(np.flatnonzero(world.legal_mask()))))
+    assert len({w.current_player for w in worlds}) > 1
+    seeds = [3 * k + 1 for k in range(len(worlds))]
+    for horizon in ("round", "game"):
+        got = BatchedEvaluator(game, num_players, horizon=horizon).evaluate_pairs(worlds, moves, seeds)
+        assert got.shape == (len(worlds), num_players)
+        np.testing.assert_array_equal(got, ReadableEvaluator(game, num_players, horizon=horizon).evaluate_pairs(worlds, moves, seeds))
+        if horizon == "round":
+            definition = ReadableEvaluator(game, num_players, horizon=horizon, lockstep=False)
+            np.testing.assert_array_equal(got, definition.evaluate_pairs(worlds, moves, seeds))
+        # The same as a one-world evaluate from each world's player to act.
+        one = BatchedEvaluator(game, num_players, horizon=horizon)
+        for k in (0, len(worlds) - 1):
+            np.testing.assert_array_equal(got[k], one.evaluate([worlds[k]], worlds[k].current_player, [moves[k]], [seeds[k]])[0, 0])
+    with pytest.raises(ValueError, match="one first move and one seed per world"):
+        BatchedEvaluator(game, num_players).evaluate_pairs(worlds, moves[:-1], seeds)
+
+
 @pytest.mark.parametrize("game", GAMES)
 def test_random_play_outs_agree_too(game):
     """A policy that draws (the random agent, one stream per table and seat): the same draws."""
@@ -146,6 +172,28 @@ def test_pimc_moves_do_not_change_with_the_hidden_cards(game):
                 agent.inform(g.information_state(seat))
                 moves.add(agent.act({"observation": g.observe(seat), "action_mask": g.legal_mask()}))
         assert len(moves) == 1
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_ismcts_moves_do_not_change_with_the_hidden_cards(game):
+    """As pimc's: ismcts's move and values depend only on the seat's information state, and both
+    evaluators give the same tree."""
+    for k, e in enumerate(decisions(game, 4, seed=7, count=2)):
+        seat = e.current_player
+        twin = copy.deepcopy(e)
+        twin.shuffle_hidden(seat, np.random.default_rng(k + 1))
+        twin.refresh()
+        twin.rng = np.random.default_rng(k + 2)
+        seen = []
+        for g in (e, twin):
+            for kind in ("batched", "readable"):
+                agent = ISMCTSAgent(game, 4, seed=5, iterations=12, batch=4, evaluator=kind)
+                agent.inform(g.information_state(seat))
+                view = {"observation": g.observe(seat), "action_mask": g.legal_mask()}
+                seen.append((agent.act(view), agent.option_values(view)))
+        assert len({m for m, _ in seen}) == 1
+        for _, values in seen[1:]:
+            np.testing.assert_array_equal(values, seen[0][1])
 
 
 def test_pimc_keeps_one_env_and_grows_it():

@@ -260,7 +260,7 @@ def test_a_teacher_file_that_is_not_a_zip_or_claims_too_much_is_refused_unread(t
 
 
 def test_a_search_agent_teaches_on_aec_tables_told_its_information_state():
-    for teacher in ("pimc:worlds=2",):
+    for teacher in ("pimc:worlds=2", "ismcts:iterations=8"):
         games = TeacherGames(teacher, "neu", 3, tables=2, reward_scale=1.0)
         assert games.path.startswith("AEC tables") and games.with_values
         data = games.collect(120, seed=0)

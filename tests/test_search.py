@@ -242,7 +242,7 @@ def test_an_ms_budget_bounds_the_decision(choice):
 def test_option_values_and_action_probs():
     e, observation = _wide_decision()
     legal = observation["action_mask"] != 0
-    for spec in ("pimc:worlds=4", "pimc:worlds=4,choice=max", "pimc_cheat:worlds=2"):
+    for spec in ("pimc:worlds=4", "pimc:worlds=4,choice=max", "ismcts:iterations=24", "pimc_cheat:worlds=2"):
         agent = make_agent(spec, "not_for_me", 4, seed=1)
         agent.inform(e.information_state(e.current_player))
         if spec.startswith("pimc_cheat"):
@@ -263,9 +263,45 @@ def test_search_options_and_their_errors():
     agent = make_agent("pimc:worlds=16,choice=max,z=2", "neu", 4, seed=0)
     assert (agent.worlds, agent.choice, agent.z, agent.ms) == (16, "max", 2.0, None)
     assert make_agent("pimc", "neu", 4).choice == "safe" and make_agent("pimc", "neu", 4).worlds == 8
+    tree = make_agent("ismcts:iterations=32,c=1.5,batch=4,horizon=game", "neu", 4, seed=0)
+    assert (tree.iterations, tree.c, tree.batch, tree.horizon) == (32, 1.5, 4, "game")
+    assert spec_label("ismcts:iterations=32") == "ismcts:iterations=32"
     for kind, bad, words in [("pimc", "choice=best", "choice must be one of safe, max"), ("pimc", "z=-1", "z must be"),
-                             ("pimc", "ms=0", "ms must be a number above 0"), ("pimc", "iterations=3", "valid options")]:
+                             ("pimc", "ms=0", "ms must be a number above 0"), ("pimc", "iterations=3", "valid options"),
+                             ("ismcts", "iterations=0", "whole number"), ("ismcts", "c=wide", "c must be"),
+                             ("ismcts", "worlds=8", "valid options")]:
         with pytest.raises(ValueError, match=words):
             parse_search_options(bad, kind)
     with pytest.raises(ValueError, match="worlds must be"):
         PIMCAgent("neu", 4, worlds=0)
+
+
+# ---- ismcts ----
+
+@pytest.mark.parametrize("game, num_players", [("not_for_me", 2), ("deadfall", 3), ("neu", 4), ("not_your_mas_jong", 3)])
+def test_ismcts_plays_a_whole_game(game, num_players):
+    env = envs.make(game, num_players=num_players)
+    bots = [make_agent("ismcts:iterations=6,batch=3", game, num_players, seed=0)]
+    bots += [make_agent("heuristic", game, num_players, seed=s) for s in range(1, num_players)]
+    record = play_game(env, bots, seed=3)
+    assert len(record["ranks"]) == num_players and record["forfeit"] is None
+    assert bots[0].steps > 0
+
+
+def test_ismcts_is_deterministic_and_plays_isolated_as_in_process():
+    from experiments.tournament.runner import run_tournament
+
+    e = next(_decisions("deadfall", 0, 1))
+    seat = e.current_player
+    moves, values = set(), []
+    for _ in range(2):
+        agent = make_agent("ismcts:iterations=20", "deadfall", 4, seed=9)
+        agent.inform(e.information_state(seat))
+        view = {"observation": e.observe(seat), "action_mask": e.legal_mask()}
+        moves.add(agent.act(view))
+        values.append(agent.option_values(view))
+    assert len(moves) == 1 and np.array_equal(*values, equal_nan=True)
+    agents = ["ismcts:iterations=4,batch=2", "random"]
+    here = run_tournament("neu", agents, num_players=2, deals=1, progress=False, engine="aec")
+    isolated = run_tournament("neu", agents, num_players=2, deals=1, progress=False, isolate=True)
+    assert isolated["records"] == here["records"] and sum(isolated["forfeits"].values()) == 0

@@ -31,6 +31,10 @@ same reshuffles, deals and random draws.
   (`agents.search.rollout`): the reference. With ``lockstep=False`` it calls every policy's
   ``act`` one move at a time, the policies' own definition.
 
+``evaluate_pairs(worlds, first_moves, seeds) -> [W, players]`` asks the same of one first move
+per world, taken by whoever is to act there (ismcts's leaves, each from its own node): world
+``k``'s play-out takes ``first_moves[k]`` and seeds the policy from ``seeds[k]``.
+
 tests/test_evaluators.py checks that both give the same values in every game.
 """
 
@@ -42,7 +46,7 @@ import numpy as np
 
 import envs
 from agents.base import RandomAgent, can_act_batch, keeps_rows
-from agents.search.rollout import ROLLOUT_LIMIT, check_horizon, play_outs
+from agents.search.rollout import ROLLOUT_LIMIT, check_horizon, play_outs, play_pairs
 
 EVALUATORS = ("batched", "readable")
 
@@ -54,6 +58,8 @@ class Evaluator(Protocol):
 
     def evaluate(self, worlds: Sequence[Any], seat: int, first_moves: Sequence[int],
                  seeds: Sequence[int] | None = None) -> np.ndarray: ...
+
+    def evaluate_pairs(self, worlds: Sequence[Any], first_moves: Sequence[int], seeds: Sequence[int]) -> np.ndarray: ...
 
 
 def rollout_policy(rollout: Any, game: str, num_players: int, seed: int = 0) -> Any:
@@ -82,6 +88,18 @@ def _checked(worlds: Sequence[Any], seat: int, first_moves: Sequence[int], seeds
     return worlds, moves, seeds
 
 
+def _checked_pairs(worlds: Sequence[Any], first_moves: Sequence[int], seeds: Sequence[int]):
+    worlds = list(worlds)
+    moves = np.asarray(first_moves, dtype=np.int64).reshape(-1)
+    seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
+    if not len(worlds) == moves.size == seeds.size:
+        raise ValueError(f"one first move and one seed per world: {len(worlds)} worlds, {moves.size} moves, {seeds.size} seeds")
+    for w, world in enumerate(worlds):
+        if world.game_over:
+            raise ValueError(f"worlds[{w}]: the game is over")
+    return worlds, moves, seeds
+
+
 class BatchedEvaluator:
     """Play-outs on the batched engine, the policy's ``act_batch`` in every seat."""
 
@@ -106,18 +124,31 @@ class BatchedEvaluator:
     def evaluate(self, worlds: Sequence[Any], seat: int, first_moves: Sequence[int],
                  seeds: Sequence[int] | None = None) -> np.ndarray:
         worlds, moves, seeds = _checked(worlds, seat, first_moves, seeds)
-        W, M, n = len(worlds), moves.size, self.num_players
-        values = np.zeros((W * M, n))
-        if W * M == 0:
-            return values.reshape(W, M, n)
-        venv = self._env(worlds[0], W * M)
-        rows = np.arange(W * M, dtype=np.int64)
-        venv.load_rows(rows, [world for world in worlds for _ in range(M)])
+        W, M = len(worlds), moves.size
+        values = self._play([world for world in worlds for _ in range(M)], np.tile(moves, W), np.repeat(seeds, M))
+        return values.reshape(W, M, self.num_players)
+
+    def evaluate_pairs(self, worlds: Sequence[Any], first_moves: Sequence[int], seeds: Sequence[int]) -> np.ndarray:
+        """One play-out per world: whoever is to act in ``worlds[k]`` takes ``first_moves[k]``,
+        the policy seeded from ``seeds[k]``; every seat's value ``[len(worlds), num_players]``."""
+        worlds, moves, seeds = _checked_pairs(worlds, first_moves, seeds)
+        return self._play(worlds, moves, seeds)
+
+    def _play(self, row_worlds: list, actions: np.ndarray, row_seeds: np.ndarray) -> np.ndarray:
+        """Row ``r`` loads ``row_worlds[r]``, takes ``actions[r]``, then the policy plays (seeded
+        from ``row_seeds[r]``) to the horizon: every seat's summed reward ``[rows, n]``."""
+        R, n = len(row_worlds), self.num_players
+        values = np.zeros((R, n))
+        if R == 0:
+            return values
+        venv = self._env(row_worlds[0], R)
+        rows = np.arange(R, dtype=np.int64)
+        venv.load_rows(rows, row_worlds)
         policy, per_row = self.policy, keeps_rows(self.policy)
         if per_row:
-            policy.seed_rows(rows, np.repeat(seeds, M)[:, None] + np.arange(n, dtype=np.int64)[None, :])
+            policy.seed_rows(rows, row_seeds[:, None] + np.arange(n, dtype=np.int64)[None, :])
         start = venv.score_events(rows) if self.horizon == "round" else None
-        active, actions = rows, np.tile(moves, W)
+        active = rows
         for _ in range(ROLLOUT_LIMIT):
             obs, mask, who, rewards, done = venv.step(actions, rows=active)
             values[active] += rewards
@@ -128,7 +159,7 @@ class BatchedEvaluator:
             if not going.all():
                 active, obs, mask, who = active[going], obs[going], mask[going], who[going]
                 if not active.size:
-                    return values.reshape(W, M, n)
+                    return values
             actions = policy.act_batch(obs, mask, who, rows=active) if per_row else policy.act_batch(obs, mask, who)
         raise RuntimeError(f"a {self.game} play-out did not end in {ROLLOUT_LIMIT} steps")
 
@@ -147,6 +178,12 @@ class ReadableEvaluator:
                  seeds: Sequence[int] | None = None) -> np.ndarray:
         worlds, moves, seeds = _checked(worlds, seat, first_moves, seeds)
         values, steps = play_outs(worlds, seat, moves.tolist(), self.policies, self.horizon, seeds.tolist(), self.lockstep)
+        self.steps += steps
+        return values
+
+    def evaluate_pairs(self, worlds: Sequence[Any], first_moves: Sequence[int], seeds: Sequence[int]) -> np.ndarray:
+        worlds, moves, seeds = _checked_pairs(worlds, first_moves, seeds)
+        values, steps = play_pairs(worlds, moves.tolist(), self.policies, self.horizon, seeds.tolist(), self.lockstep)
         self.steps += steps
         return values
 

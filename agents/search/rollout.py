@@ -14,7 +14,9 @@ score event (the end of a round in every game but Deadfall, where a DEAD call sc
 With ``lockstep`` (the default when every policy has the batched protocol, ``act_batch``,
 agents/base.py) all play-outs are stepped together, one ``act_batch`` call per step for all
 of them; otherwise each play-out calls ``act`` move by move, the policies' definition.
-`agents.search.evaluators` wraps this as ``ReadableEvaluator``.
+`play_pairs(worlds, first_moves, policies, horizon, seeds)` plays one play-out per world, each
+with its own first move and seed, whoever is to act (ismcts's leaves). `agents.search.evaluators`
+wraps both as ``ReadableEvaluator``.
 """
 
 from __future__ import annotations
@@ -41,34 +43,54 @@ def play_outs(worlds: Sequence[Any], seat: int, first_moves: Sequence[int], poli
               seeds: Sequence[int] | None = None, lockstep: bool | None = None) -> tuple[np.ndarray, int]:
     """Every seat's summed reward ``[len(worlds), len(first_moves), num_players]`` (float64)
     and the agent-steps played in all; `worlds` are read, never changed."""
-    check_horizon(horizon)
     moves = [int(a) for a in first_moves]
     seeds = list(range(len(worlds))) if seeds is None else [int(s) for s in seeds]
     if len(seeds) != len(worlds):
         raise ValueError(f"one seed per world: {len(worlds)} worlds, {len(seeds)} seeds")
-    if lockstep is None:
-        lockstep = all(can_act_batch(p) for p in policies)
-    n = len(policies)
-    totals = np.zeros((len(worlds) * len(moves), n))
-    trials = []
     for world in worlds:
         if world.game_over or world.current_player != seat:
             raise ValueError(f"every world must have seat {seat} to act, got player_{world.current_player}"
                              + (" (game over)" if world.game_over else ""))
-        trials += [copy.deepcopy(world) for _ in moves]
+    trials = [(world, move, seed) for world, seed in zip(worlds, seeds) for move in moves]
+    totals, steps = _play(trials, policies, horizon, lockstep)
+    return totals.reshape(len(worlds), len(moves), len(policies)), steps
+
+
+def play_pairs(worlds: Sequence[Any], first_moves: Sequence[int], policies: Sequence[Any], horizon: str,
+               seeds: Sequence[int], lockstep: bool | None = None) -> tuple[np.ndarray, int]:
+    """One play-out per world: whoever is to act in ``worlds[k]`` takes ``first_moves[k]``, the
+    policies seeded from ``seeds[k]``. Every seat's summed reward ``[len(worlds), num_players]``
+    and the agent-steps played; `worlds` are read, never changed."""
+    if not len(worlds) == len(first_moves) == len(seeds):
+        raise ValueError(f"one first move and one seed per world: {len(worlds)} worlds, {len(first_moves)} moves, "
+                         f"{len(seeds)} seeds")
+    for k, world in enumerate(worlds):
+        if world.game_over:
+            raise ValueError(f"worlds[{k}]: the game is over")
+    return _play([(w, int(a), int(s)) for w, a, s in zip(worlds, first_moves, seeds)], policies, horizon, lockstep)
+
+
+def _play(trials: list, policies: Sequence[Any], horizon: str, lockstep: bool | None) -> tuple[np.ndarray, int]:
+    """Play out (world, first move, seed) triples on copies of the worlds; totals [T, n] and steps."""
+    check_horizon(horizon)
+    if lockstep is None:
+        lockstep = all(can_act_batch(p) for p in policies)
+    n = len(policies)
+    totals = np.zeros((len(trials), n))
+    copies = [copy.deepcopy(world) for world, _, _ in trials]
+    moves = [move for _, move, _ in trials]
+    seeds = [seed for _, _, seed in trials]
     if lockstep:
-        steps = _lockstep(trials, moves, policies[0], horizon, seeds, totals)
-    else:
-        steps = 0
-        for t, trial in enumerate(trials):
-            seed = seeds[t // len(moves)]
-            for p, policy in enumerate(policies):
-                if callable(getattr(policy, "seed", None)):
-                    policy.seed(seed + p)
-                if callable(getattr(policy, "reset", None)):
-                    policy.reset()
-            steps += _one(trial, moves[t % len(moves)], policies, horizon, totals[t])
-    return totals.reshape(len(worlds), len(moves), n), steps
+        return totals, _lockstep(copies, moves, policies[0], horizon, seeds, totals)
+    steps = 0
+    for t, trial in enumerate(copies):
+        for p, policy in enumerate(policies):
+            if callable(getattr(policy, "seed", None)):
+                policy.seed(seeds[t] + p)
+            if callable(getattr(policy, "reset", None)):
+                policy.reset()
+        steps += _one(trial, moves[t], policies, horizon, totals[t])
+    return totals, steps
 
 
 def _record(trial: Any, event: Any, horizon: str, total: np.ndarray) -> bool:
@@ -93,14 +115,14 @@ def _one(trial: Any, action: int, policies: Sequence[Any], horizon: str, total: 
 
 
 def _lockstep(trials: list, moves: list[int], policy: Any, horizon: str, seeds: list[int], totals: np.ndarray) -> int:
-    """All play-outs stepped together, one batched policy in every seat."""
+    """All play-outs stepped together, one batched policy in every seat; trial ``t`` takes
+    ``moves[t]`` first, its policies seeded from ``seeds[t]``."""
     rows = np.arange(len(trials), dtype=np.int64)
     per_row = keeps_rows(policy)
     if per_row:
         n = totals.shape[1]
-        base = np.repeat(np.asarray(seeds, dtype=np.int64), len(moves))
-        policy.seed_rows(rows, base[:, None] + np.arange(n, dtype=np.int64)[None, :])
-    active = [t for t, trial in enumerate(trials) if _record(trial, trial.step(moves[t % len(moves)]), horizon, totals[t])]
+        policy.seed_rows(rows, np.asarray(seeds, dtype=np.int64)[:, None] + np.arange(n, dtype=np.int64)[None, :])
+    active = [t for t, trial in enumerate(trials) if _record(trial, trial.step(moves[t]), horizon, totals[t])]
     steps = len(trials)
     for _ in range(ROLLOUT_LIMIT):
         if not active:
