@@ -87,7 +87,8 @@ def agent_policy(agent, tree: cfr.Tree) -> np.ndarray:
 
 def tree_facts(tree: cfr.Tree) -> dict:
     return {"information_sets": [int(np.sum(tree.info_player == s)) for s in (0, 1)],
-            "decisions": int(len(tree.node_player)), "moves": int(len(tree.edge_parent)),
+            "decisions": int(np.sum(tree.node_player != cfr.CHANCE)), "chance_nodes": int(np.sum(tree.node_player == cfr.CHANCE)),
+            "moves": int(np.sum(tree.node_player[tree.edge_parent] != cfr.CHANCE)),
             "deals": int(np.sum(tree.node_depth == 0))}
 
 

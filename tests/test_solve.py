@@ -64,7 +64,8 @@ def neu_tree(neu):
 
 
 def _paths(tree):
-    """(deal index, actions, node or -1, summed reward) for every node and every game end."""
+    """(deal index, moves, node or -1, summed reward) for every decision node and every game end;
+    a move is (action, the draws it met), the draws read from the chance edge that follows it."""
     out = {}
     by_parent = {}
     for e, p in enumerate(tree.edge_parent):
@@ -73,14 +74,18 @@ def _paths(tree):
     for d, root in enumerate(roots):
         stack = [(int(root), (), 0.0)]
         while stack:
-            n, actions, r = stack.pop()
-            out[(d, actions)] = (n, r)
+            n, moves, r = stack.pop()
+            chance = tree.node_player[n] == cfr.CHANCE
+            if not chance:
+                out[(d, moves)] = (n, r)
             for e in by_parent[n]:
-                a, child, rr = int(tree.edge_action[e]), int(tree.edge_child[e]), r + tree.edge_reward[e]
+                child, rr = int(tree.edge_child[e]), r + tree.edge_reward[e]
+                # at a chance node, the move that led here gets the draws of this outcome
+                step = moves[:-1] + ((moves[-1][0], tree.edge_draws[e]),) if chance else moves + ((int(tree.edge_action[e]), ()),)
                 if child < 0:
-                    out[(d, actions + (a,))] = (-1, rr)
+                    out[(d, step)] = (-1, rr)
                 else:
-                    stack.append((child, actions + (a,), rr))
+                    stack.append((child, step, rr))
     return out
 
 
@@ -91,14 +96,17 @@ def test_tree_agrees_with_the_engine_on_every_path(neu, neu_tree):
     paths = _paths(neu_tree)
     moves = {}
     for p, a in zip(neu_tree.edge_parent.tolist(), neu_tree.edge_action.tolist()):
-        moves.setdefault(p, []).append(a)
-    ends = 0
+        if neu_tree.node_player[p] != cfr.CHANCE:
+            moves.setdefault(p, []).append(a)
+    ends, drawn = 0, 0
     for (d, actions), (n, reward) in paths.items():
         eng = Neu(2, rules="small")
         eng.reset(np.random.default_rng(0), deal=deals[d][1])
         total = 0.0
-        for a in actions:
+        for a, draws in actions:
             assert eng.legal_mask()[a] == 1
+            eng.take_chance(draws)
+            drawn += len(draws)
             event = eng.step(a)
             total += zero_sum_rewards(event)[0] if event is not None else 0.0
         assert total == pytest.approx(reward)
@@ -111,7 +119,7 @@ def test_tree_agrees_with_the_engine_on_every_path(neu, neu_tree):
         assert np.array_equal(eng.legal_mask() > 0, legal)
         # every legal move of the engine is in the tree, and nothing else
         assert sorted(moves[n]) == np.flatnonzero(eng.legal_mask()).tolist()
-    assert ends == int(np.sum(neu_tree.edge_child < 0)) and ends > 1000
+    assert ends == int(np.sum(neu_tree.edge_child < 0)) and ends > 1000 and drawn > 1000
 
 
 def test_every_node_of_an_information_set_looks_the_same_to_its_seat(neu_tree):
@@ -123,7 +131,8 @@ def test_every_node_of_an_information_set_looks_the_same_to_its_seat(neu_tree):
 
 def test_small_preset_deals_and_options():
     deals = Neu(2, rules="small").deals()
-    assert sum(p for p, _ in deals) == pytest.approx(1.0) and len(deals) == 690
+    # combinations of two 2-card hands from the 7 cards (two 50s): 130 distinct deals
+    assert sum(p for p, _ in deals) == pytest.approx(1.0) and len(deals) == 130
     with pytest.raises(ValueError, match="two-player preset"):
         Neu(4, rules="small")
     with pytest.raises(ValueError, match="rules"):
@@ -163,8 +172,9 @@ def test_cfr_plus_reaches_the_matrix_game_value():
 
 
 def _walk_value(engine, policy_of, history=(b"", b"")) -> float:
-    """Seat 0's expected reward from `engine` by recursion on engine copies (no tree arrays);
-    policy_of(seat, key) gives the move probabilities."""
+    """Seat 0's expected reward from `engine` by recursion on engine copies (no tree arrays), the
+    draws averaged over every card the pile can give; policy_of(seat, key) gives the move
+    probabilities."""
     if engine.game_over:
         return 0.0
     seat = engine.current_player
@@ -174,22 +184,20 @@ def _walk_value(engine, policy_of, history=(b"", b"")) -> float:
     for a in np.flatnonzero(mask):
         if p[a] == 0:
             continue
-        child = copy.deepcopy(engine)
-        event = child.step(int(a))
         h = list(history)
         h[seat] = extend_history(history[seat], obs, int(a))
-        r = zero_sum_rewards(event)[0] if event is not None else 0.0
-        total += p[a] * (r + _walk_value(child, policy_of, tuple(h)))
+        for q, child, event, _ in engine.step_outcomes(int(a)):
+            r = zero_sum_rewards(event)[0] if event is not None else 0.0
+            total += p[a] * q * (r + _walk_value(child, policy_of, tuple(h)))
     return total
 
 
-@pytest.mark.parametrize("seat", [0, 1])
-@pytest.mark.parametrize("deal", [0, 69, 276])
+@pytest.mark.parametrize("deal, seat", [(39, 0), (46, 0), (112, 1), (23, 1)])
 def test_best_response_value_agrees_with_a_brute_force_over_pure_strategies(neu, seat, deal):
     # Route 1: backward induction over information sets on the tree arrays. Route 2: every pure
     # strategy of the responder, each played out by recursion on engine copies; the best of them.
-    # One deal at a time (a game of the same kind dealt face up to chance), so that the pure
-    # strategies can be listed: 16 to 256 of them for these deals.
+    # One first deal at a time (the draws still chance), so that the pure strategies can be
+    # listed: 8 to 256 of them for these deals.
     deal = neu.deals()[deal][1]
     tree = cfr.build_tree(neu, deals=[(1.0, deal)])
     rng = np.random.default_rng(seat)

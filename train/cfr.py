@@ -2,7 +2,10 @@
 
 `build_tree` walks every path of the game from every first deal the engine lists (``deals()``),
 asking the engine for the legal moves, the next seat and the rewards at each step: no rule is
-written here. Each decision belongs to an information set (`agents.cfr.info_key`: the seat's
+written here. Chance inside the game comes from the engine too: a move that makes a seat draw
+is expanded into a chance node with one branch per outcome and its exact probability
+(`Engine.step_outcomes`); a move that meets a chance event the engine cannot list (a new
+round dealt from the stream) is refused. Each decision belongs to an information set (`agents.cfr.info_key`: the seat's
 observation and its own earlier observations and actions). The tree is then a set of flat arrays,
 level by level, and CFR+ (alternating updates, linear averaging) and the best responses run on
 them with numpy.
@@ -24,12 +27,16 @@ from agents.cfr import extend_history, info_key
 from envs.engine import zero_sum_rewards
 
 
+CHANCE = 2  # node_player of a chance node
+
+
 @dataclass
 class Tree:
-    """A two-player zero-sum game tree as arrays. Nodes are decisions; edges are moves."""
+    """A two-player zero-sum game tree as arrays. Nodes are decisions (and chance nodes, whose
+    player is `CHANCE`); edges are moves (and chance outcomes, with their probability)."""
 
     num_actions: int
-    node_player: np.ndarray  # [N] seat to act
+    node_player: np.ndarray  # [N] seat to act, or CHANCE
     node_info: np.ndarray  # [N] information set
     node_chance: np.ndarray  # [N] probability of the deal (roots), else 0
     node_depth: np.ndarray  # [N]
@@ -37,15 +44,23 @@ class Tree:
     edge_action: np.ndarray  # [E]
     edge_child: np.ndarray  # [E] node, or -1 when the game ends
     edge_reward: np.ndarray  # [E] float64 reward to seat 0 on this move
+    edge_prob: np.ndarray  # [E] a chance outcome's probability; 0 on a decision's edges
     info_player: np.ndarray  # [I]
     info_legal: np.ndarray  # [I, A] bool
     info_own_depth: np.ndarray  # [I] how many earlier decisions the seat made
     info_keys: list  # [I] bytes
     info_obs: list  # [I] (observation, mask) of the information set, to ask agents
+    edge_draws: list  # [E] a chance edge's outcomes (the cards drawn, for `Engine.take_chance`); () on a decision's
 
     @property
     def num_infos(self) -> int:
         return len(self.info_keys)
+
+    def edge_weights(self, policy: np.ndarray) -> np.ndarray:
+        """[E]: each edge's probability under `policy` (a chance outcome's own probability)."""
+        parents = self.edge_parent
+        chance = self.node_player[parents] == CHANCE
+        return np.where(chance, self.edge_prob, policy[self.node_info[parents], self.edge_action])
 
     def levels(self):
         """Edge indices grouped by their parent's depth, shallow first (computed once)."""
@@ -65,9 +80,17 @@ def build_tree(engine, deals=None, rng_seed: int = 0) -> Tree:
     deals = engine.deals() if deals is None else deals
     A = engine.num_actions
     np_, ni, nc, nd = [], [], [], []
-    ep, ea, ec, er = [], [], [], []
+    ep, ea, ec, er, eq, ed = [], [], [], [], [], []
     infos: dict[bytes, int] = {}
     i_player, i_legal, i_depth, i_obs = [], [], [], []
+
+    def edge(parent: int, action: int, reward: float, prob: float, draws: tuple = ()) -> int:
+        ep.append(parent), ea.append(action), ec.append(-1), er.append(reward), eq.append(prob), ed.append(draws)
+        return len(ep) - 1
+
+    def new_node(player: int, info: int, chance: float, depth: int) -> int:
+        np_.append(player), ni.append(info), nc.append(chance), nd.append(depth)
+        return len(np_) - 1
 
     def node(eng, hist, depth, own, chance):
         seat = eng.current_player
@@ -79,21 +102,26 @@ def build_tree(engine, deals=None, rng_seed: int = 0) -> Tree:
             i_player.append(seat), i_legal.append(mask > 0), i_depth.append(own[seat]), i_obs.append((obs, mask))
         elif i_player[i] != seat or not np.array_equal(i_legal[i], mask > 0):
             raise AssertionError(f"{eng.game_name}: one information set with two seats or two sets of legal moves")
-        n = len(np_)
-        np_.append(seat), ni.append(i), nc.append(chance), nd.append(depth)
-        legal = np.flatnonzero(mask)
-        for k, a in enumerate(legal):
-            child = eng if k == len(legal) - 1 else copy.deepcopy(eng)
-            event = child.step(int(a))
-            r = zero_sum_rewards(event)[0] if event is not None else 0.0
-            e = len(ep)
-            ep.append(n), ea.append(int(a)), ec.append(-1), er.append(r)
-            if not child.game_over:
-                h = list(hist)
-                h[seat] = extend_history(hist[seat], obs, int(a))
-                o = list(own)
-                o[seat] += 1
-                ec[e] = node(child, h, depth + 1, o, 0.0)
+        n = new_node(seat, i, chance, depth)
+        h = list(hist)
+        o = list(own)
+        for a in np.flatnonzero(mask):
+            h[seat] = extend_history(hist[seat], obs, int(a))
+            o[seat] = own[seat] + 1
+            branches = eng.step_outcomes(int(a))  # ValueError: chance the engine cannot list
+            if len(branches) == 1 and not branches[0][3]:  # no chance met: a plain move
+                _, child, event, _ = branches[0]
+                e = edge(n, int(a), zero_sum_rewards(event)[0] if event is not None else 0.0, 0.0)
+                if not child.game_over:
+                    ec[e] = node(child, list(h), depth + 1, list(o), 0.0)
+                continue
+            # The move meets chance: its edge leads to a chance node, one branch per outcome.
+            e = edge(n, int(a), 0.0, 0.0)
+            c = ec[e] = new_node(CHANCE, 0, 0.0, depth + 1)
+            for prob, child, event, draws in branches:  # action 0: a chance edge indexes no policy
+                b = edge(c, 0, zero_sum_rewards(event)[0] if event is not None else 0.0, prob, draws)
+                if not child.game_over:
+                    ec[b] = node(child, list(h), depth + 2, list(o), 0.0)
         return n
 
     for p, deal in deals:
@@ -102,9 +130,9 @@ def build_tree(engine, deals=None, rng_seed: int = 0) -> Tree:
         node(eng, [b"", b""], 0, [0, 0], p)
     arr = np.asarray
     return Tree(A, arr(np_, np.int64), arr(ni, np.int64), arr(nc, np.float64), arr(nd, np.int64),
-                arr(ep, np.int64), arr(ea, np.int64), arr(ec, np.int64), arr(er, np.float64),
+                arr(ep, np.int64), arr(ea, np.int64), arr(ec, np.int64), arr(er, np.float64), arr(eq, np.float64),
                 arr(i_player, np.int64), np.array(i_legal, bool).reshape(-1, A), arr(i_depth, np.int64),
-                list(infos), i_obs)
+                list(infos), i_obs, ed)
 
 
 def uniform(tree: Tree) -> np.ndarray:
@@ -119,14 +147,15 @@ def reach(tree: Tree, policy: np.ndarray) -> np.ndarray:
     roots = tree.node_depth == 0
     r[roots, :2] = 1.0
     r[:, 2] = tree.node_chance
+    weights = tree.edge_weights(policy)
     for edges in tree.levels():
         kids = tree.edge_child[edges]
         go = kids >= 0
         edges, kids = edges[go], kids[go]
         parents = tree.edge_parent[edges]
-        p = policy[tree.node_info[parents], tree.edge_action[edges]]
+        p = weights[edges]
         rr = r[parents].copy()
-        who = tree.node_player[parents]
+        who = tree.node_player[parents]  # CHANCE = 2: a chance outcome multiplies chance's part
         rr[np.arange(len(edges)), who] *= p
         r[kids] = rr
     return r
@@ -136,12 +165,12 @@ def values(tree: Tree, policy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Seat 0's expected reward from each node ([N]) and after each move ([E]) under `policy`."""
     v = np.zeros(len(tree.node_player))
     q = np.zeros(len(tree.edge_parent))
+    weights = tree.edge_weights(policy)
     for edges in reversed(tree.levels()):
         kids = tree.edge_child[edges]
         q[edges] = tree.edge_reward[edges] + np.where(kids >= 0, v[np.maximum(kids, 0)], 0.0)
         parents = tree.edge_parent[edges]
-        p = policy[tree.node_info[parents], tree.edge_action[edges]]
-        np.add.at(v, parents, p * q[edges])
+        np.add.at(v, parents, weights[edges] * q[edges])
     return v, q
 
 
@@ -152,8 +181,10 @@ def game_value(tree: Tree, policy: np.ndarray) -> float:
 
 
 def _by_info(tree: Tree, weights: np.ndarray) -> np.ndarray:
-    """Sum per-edge weights into [I, A] by the parent's information set and the move."""
+    """Sum per-edge weights into [I, A] by the parent's information set and the move (a chance
+    node's edges belong to no information set and count nowhere)."""
     flat = tree.node_info[tree.edge_parent] * tree.num_actions + tree.edge_action
+    weights = np.where(tree.node_player[tree.edge_parent] == CHANCE, 0.0, weights)
     return np.bincount(flat, weights, minlength=tree.num_infos * tree.num_actions).reshape(tree.num_infos, -1)
 
 
