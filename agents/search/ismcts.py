@@ -22,12 +22,14 @@ One tree per decision, rooted at the searching seat's information state. Each it
 
 The play-outs of ``batch`` iterations are played together by the evaluator
 (`agents.search.evaluators`, ``evaluate_pairs``: one row per leaf, on the batched engine by
-default); the iterations of one batch descend with the statistics of the batches before.
+default). An iteration's visits count as soon as it has come down (its value, once played
+out, is added later), so the next iterations of the same batch see a visit worth 0 there (the
+mean of a zero-sum reward) and spread out instead of all following one path.
 The move is the root's most-visited legal move (ties: the higher mean value, then the lower
 action). It is deterministic for a seed (with an iteration budget), and its move depends only
 on its seat's information state.
 
-Options (spec ``ismcts:iterations=N,c=0.7,batch=8,rollout=heuristic,horizon=round,evaluator=batched``,
+Options (spec ``ismcts:iterations=32,c=0.7,batch=16,rollout=heuristic,horizon=round,evaluator=batched``,
 or ``ismcts:ms=20``):
 
 * ``iterations``: the iteration budget (default `DEFAULT_ITERATIONS`; reproducible);
@@ -55,7 +57,7 @@ from agents.search.pimc import SearchAgent
 from envs.belief import sample_world
 from envs.engine import zero_sum_rewards
 
-DEFAULT_ITERATIONS = 64
+DEFAULT_ITERATIONS = 32
 
 
 class Node:
@@ -76,7 +78,7 @@ class ISMCTSAgent(SearchAgent):
     name = "ismcts"
 
     def __init__(self, game: str, num_players: int, seed: int | None = None, iterations: int | None = None,
-                 ms: float | None = None, c: float = 0.7, batch: int = 8, rollout: str = "heuristic",
+                 ms: float | None = None, c: float = 0.7, batch: int = 16, rollout: str = "heuristic",
                  horizon: str = "round", evaluator: str = "batched") -> None:
         kind = self.name
         iterations, ms = check_option(kind, "iterations", iterations), check_option(kind, "ms", ms)
@@ -110,8 +112,7 @@ class ISMCTSAgent(SearchAgent):
                 played = self.evaluator.evaluate_pairs(worlds, moves, self.rng.integers(2**62, size=len(leaves)))
                 finished += [(path, gained + v, None) for (path, gained, _), v in zip(leaves, played)]
             for path, returns, _ in finished:
-                for node in path:
-                    node.visits += 1
+                for node in path:  # the visits were counted on the way down
                     node.total += returns
                 low, high = min(low, returns.min()), max(high, returns.max())
             done, took = done + count, time.thread_time() - began
@@ -128,16 +129,16 @@ class ISMCTSAgent(SearchAgent):
         while True:
             legal = np.flatnonzero(world.legal_mask()).tolist()
             children = node.children
-            untried = [a for a in legal if a not in children or children[a].visits == 0]
+            untried = [a for a in legal if a not in children]
             if untried:
                 a = untried[int(self.rng.integers(len(untried)))] if len(untried) > 1 else untried[0]
-                if a not in children:
-                    children[a] = Node(self.num_players)
+                children[a] = Node(self.num_players)
             for b in legal:
                 if b in children:
                     children[b].available += 1
             if untried:
                 path.append(children[a])
+                self._visit(path)
                 return path, gained, (world, a)
             p, explore = world.current_player, self.c * scale
             a = max(legal, key=lambda b: children[b].total[p] / children[b].visits
@@ -147,10 +148,16 @@ class ISMCTSAgent(SearchAgent):
             event = world.step(a)
             if event is not None:
                 gained += np.float32(zero_sum_rewards(event))
-                if self.horizon == "round":
-                    return path, gained, None
-            if world.game_over:
+            if world.game_over or (event is not None and self.horizon == "round"):
+                self._visit(path)
                 return path, gained, None
+
+    @staticmethod
+    def _visit(path: list) -> None:
+        """Count the visits at once, before the play-out's value is known: the next descents of the
+        same batch see a visit worth 0 (a zero-sum reward's mean) there and spread to other moves."""
+        for node in path:
+            node.visits += 1
 
 
 __all__ = ["DEFAULT_ITERATIONS", "ISMCTSAgent", "MAX_ITERATIONS", "Node"]
