@@ -217,7 +217,7 @@ def test_the_bar_moves_per_game_corrected_and_workers_give_the_same_luck(workers
     err = capsys.readouterr().err
     steps = {part.split("|")[0].strip() for part in err.split("\r") if "luck corrections" in part}
     between = steps & {f"neu 2p luck corrections:  {p}%" for p in (25, 50, 75)}
-    assert len(between) >= 2, steps  # it moved between games, not only at the end
+    assert between, steps  # it moved between games, not from 0 straight to the end
     monkeypatch.setattr(luck, "corrections", real)
     again = run_tournament("neu", ["heuristic", "random"], num_players=2, deals=2, progress=False, estimator="adjusted")
     assert [r["luck"] for r in res["records"]] == [r["luck"] for r in again["records"]]

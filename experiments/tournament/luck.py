@@ -3,15 +3,16 @@
 After a game (never while an agent chooses a move) its recorded moves are replayed on the
 readable engine from the deal's seed, with the full state in view. At every chance event
 (the first deal, each card drawn from the pile, each reshuffle or new hand dealt from the
-engine's stream) the seat's correction grows by
+engine's stream: each one the engine reports, `Engine.record_chance`) the seat's correction
+grows by
 
     V(state after the outcome chance dealt) - E over outcomes [V(state after that outcome)]
 
 and the adjusted score is the score minus the summed correction. The expectation is taken
-with the same action from the state just before the event: exactly over the kinds of card
-that can be drawn next (`Engine.next_draw_counts`, each with count / pile size), the rest of
-the pile and the later stream redealt by `Engine.shuffle_unseen` with a generator of its own;
-by sampling for events without a pile (a reshuffle, a new hand, the first deal: fresh deals).
+with the same action from the state just before the event: exactly over every way the move
+can turn out (`Engine.step_outcomes`: each draw's kinds, each with count / pile size), and by
+sampling where the move meets a deal (a new round or hand from the stream, the first deal:
+fresh deals, the unseen cards and the stream redealt by `Engine.shuffle_unseen`).
 So every term has expectation zero given everything before it, whatever V is: the adjusted
 mean is unbiased, and a V close to the final score takes most of the luck out.
 
@@ -84,30 +85,22 @@ def check_value_file(path, obs_size: int) -> tuple[np.ndarray, float]:
     return w, b
 
 
-def _signature(engine) -> tuple:
-    """What changes when chance acts: the pile (its size) and the engine's stream."""
-    pile = getattr(engine, "draw", None)
-    return (len(pile) if pile is not None else -1, str(engine.rng.bit_generator.state["state"]))
-
-
 def expected_value(before, action: int, value: Callable, rng: np.random.Generator, samples: int = SAMPLES) -> np.ndarray:
-    """E over chance outcomes of V after `action` from `before` (which is not changed)."""
-    counts = before.next_draw_counts()
-    total = sum(counts.values())
-    out = 0.0
-    if counts:
-        for kind, k in sorted(counts.items()):
+    """E over chance outcomes of V after `action` from `before` (which is not changed): exactly,
+    over every way the move can turn out (`Engine.step_outcomes`: each draw's kinds with their
+    probabilities), or, for a move that meets a deal (a new round or hand from the stream),
+    by `samples` fresh draws of everything no seat can see (`Engine.shuffle_unseen`)."""
+    try:
+        branches = before.step_outcomes(action)
+    except ValueError:
+        out = 0.0
+        for _ in range(samples):
             cf = _clone(before)
-            cf.shuffle_unseen(np.random.default_rng(rng.integers(2**63)), top=kind)
+            cf.shuffle_unseen(np.random.default_rng(rng.integers(2**63)))
             cf.step(action)
-            out = out + (k / total) * value(cf)
+            out = out + value(cf) / samples
         return out
-    for _ in range(samples):
-        cf = _clone(before)
-        cf.shuffle_unseen(np.random.default_rng(rng.integers(2**63)))
-        cf.step(action)
-        out = out + value(cf) / samples
-    return out
+    return sum(p * value(after) for p, after, _, _ in branches)
 
 
 def corrections(game: str, num_players: int, rule_options: dict | None, deal_seed: int, moves: Sequence[tuple[int, Any]],
@@ -124,13 +117,15 @@ def corrections(game: str, num_players: int, rule_options: dict | None, deal_see
         other.reset(np.random.default_rng(rng.integers(2**63)))
         fresh = fresh + value(other) / samples
     luck = value(engine) - fresh
+    log: list = []
+    engine.record_chance(log)  # the engine says which moves met chance (Engine.chance_draw and kin)
     before = _clone(engine)
     for seat, action in moves:
         if engine.current_player != seat or engine.game_over:
             raise ValueError(f"{game}: the recorded move of seat {seat} does not fit the replay (seat {engine.current_player} to move)")
-        sig = _signature(engine)
+        seen = len(log)
         engine.step(int(action))
-        if _signature(engine) != sig:  # a chance event happened in this step
+        if len(log) > seen:  # a chance event happened in this step
             luck = luck + value(engine) - expected_value(before, int(action), value, rng, samples)
         before.step(int(action))  # the state before the next move, in step with `engine`
     return [float(x) for x in luck]
