@@ -29,7 +29,7 @@ The move is the root's most-visited legal move (ties: the higher mean value, the
 action). It is deterministic for a seed (with an iteration budget), and its move depends only
 on its seat's information state.
 
-Options (spec ``ismcts:iterations=32,c=0.7,batch=16,rollout=heuristic,horizon=round,evaluator=batched``,
+Options (spec ``ismcts:iterations=24,c=0.7,batch=12,rollout=heuristic,horizon=round,evaluator=batched``,
 or ``ismcts:ms=20``):
 
 * ``iterations``: the iteration budget (default `DEFAULT_ITERATIONS`; reproducible);
@@ -57,7 +57,7 @@ from agents.search.pimc import SearchAgent
 from envs.belief import sample_world
 from envs.engine import zero_sum_rewards
 
-DEFAULT_ITERATIONS = 32
+DEFAULT_ITERATIONS = 24
 
 
 class Node:
@@ -78,7 +78,7 @@ class ISMCTSAgent(SearchAgent):
     name = "ismcts"
 
     def __init__(self, game: str, num_players: int, seed: int | None = None, iterations: int | None = None,
-                 ms: float | None = None, c: float = 0.7, batch: int = 16, rollout: str = "heuristic",
+                 ms: float | None = None, c: float = 0.7, batch: int = 12, rollout: str = "heuristic",
                  horizon: str = "round", evaluator: str = "batched") -> None:
         kind = self.name
         iterations, ms = check_option(kind, "iterations", iterations), check_option(kind, "ms", ms)

@@ -22,7 +22,7 @@ CHOICES = ("safe", "max")
 
 COMMON = {"ms": None, "rollout": "heuristic", "horizon": "round", "evaluator": "batched"}
 PIMC = {"worlds": None, "choice": "safe", "z": 1.645, **COMMON}
-ISMCTS = {"iterations": None, "c": 0.7, "batch": 16, **COMMON}
+ISMCTS = {"iterations": None, "c": 0.7, "batch": 12, **COMMON}
 SEARCH_OPTIONS = {"pimc": PIMC, "pimc_cheat": PIMC, "ismcts": ISMCTS}
 OPTION_KEYS = tuple(dict.fromkeys(k for options in SEARCH_OPTIONS.values() for k in options))
 
