@@ -19,7 +19,7 @@ from agents.search.evaluators import BatchedEvaluator, ReadableEvaluator, make_e
 from agents.spec import spec_label
 from envs.belief import sample_world
 from experiments.tournament.match import play_game
-from tests.conftest import GAMES
+from tests.conftest import GAME_COUNTS, GAMES
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -278,7 +278,7 @@ def test_search_options_and_their_errors():
 
 # ---- ismcts ----
 
-@pytest.mark.parametrize("game, num_players", [("not_for_me", 2), ("deadfall", 3), ("neu", 4), ("not_your_mas_jong", 3)])
+@pytest.mark.parametrize("game, num_players", [(g, n) for g, n in GAME_COUNTS if n <= 4])
 def test_ismcts_plays_a_whole_game(game, num_players):
     env = envs.make(game, num_players=num_players)
     bots = [make_agent("ismcts:iterations=6,batch=3", game, num_players, seed=0)]
