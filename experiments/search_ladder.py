@@ -75,6 +75,8 @@ def ladder(game: str, spec: str, deals: int, seed: int, num_players: int = 4, ba
         "ms_per_decision": 1000 * timed.seconds / max(timed.decisions, 1), "decisions": timed.decisions,
         "cpu_ms_per_decision": 1000 * timed.cpu_seconds / max(timed.decisions, 1),
         "rollout_steps": getattr(timed.agent, "steps", None), "search_seconds": timed.seconds,
+        # pimc: the share of its searched decisions where it did not play the rollout policy's move
+        "deviation_rate": (timed.agent.deviated / timed.agent.searched) if getattr(timed.agent, "searched", 0) else None,
     }
 
 
@@ -94,6 +96,8 @@ def main(argv=None) -> dict:
     d = record["difference"]
     steps = record["rollout_steps"]
     rate = f", {steps / record['search_seconds']:,.0f} play-out steps/s" if steps and record["search_seconds"] else ""
+    if record["deviation_rate"] is not None:
+        rate += f", leaves the rollout policy's move in {100 * record['deviation_rate']:.1f}% of decisions"
     print(f"{a.game} {a.players}p {a.agent} - {a.baseline}: {d['mean']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] "
           f"over {a.deals} deals; {record['ms_per_decision']:.1f} ms per decision, {record['cpu_ms_per_decision']:.1f} CPU ms "
           f"({record['decisions']} decisions){rate}")

@@ -163,6 +163,7 @@ class PIMCAgent(SearchAgent):
         self.evaluator = make_evaluator(check_option(kind, "evaluator", evaluator), game, num_players, rollout, horizon)
         super().__init__(game, num_players, seed)
         self.reset()
+        self.searched = self.deviated = 0  # decisions searched, and those where it left the policy's move
 
     @property
     def steps(self) -> int:
@@ -183,7 +184,9 @@ class PIMCAgent(SearchAgent):
         deadline = math.inf if self.ms is None else start + self.ms / 1000
         own = int(self.policy.act(observation))
         pick = self._max if self.choice == "max" else self._safe
-        return int(legal[pick(info, info["seat"], legal, int(np.flatnonzero(legal == own)[0]), deadline, values)])
+        move = int(legal[pick(info, info["seat"], legal, int(np.flatnonzero(legal == own)[0]), deadline, values)])
+        self.searched, self.deviated = self.searched + 1, self.deviated + (move != own)
+        return move
 
     def _chunks(self, worlds: int, moves: int, deadline: float):
         """World counts to evaluate in turn: all at once without an ms budget (one draw, so the
