@@ -57,7 +57,7 @@ from agents import make_agent, spec_label
 from agents.base import act_by_agent, can_act_batch
 from agents.checkpoint import MAX_HIDDEN, make_checkpoint, save_checkpoint
 from agents.network import ActorCritic
-from train.cli import check_numbers
+from train.cli import check_numbers, parse_rules
 from train import ppo
 from train.ppo import SCALE_GAMES, ppo_update
 from train.rollout import measure_scales
@@ -86,6 +86,7 @@ class Flags:
     num_envs: int = field(default=64, metadata={"help": "batch rows (games) played side by side"})
     rollout_steps: int = field(default=16_384, metadata={"help": "env agent-steps per update (whole games, so a little more)"})
     out: str = field(default="", metadata={"help": "run folder (default: runs/best_response/<game>_<players>p_vs_<target>_s<seed>, numbered -2, -3, ... when taken)"})
+    rules: str = field(default="", metadata={"help": "rule options of every game, name=value,... ; a bare word W means rules=W (small: the game's small preset)"})
     # Not flags: the value reads the observation (what ppo_update reads), and a best response always
     # starts from scratch in a new folder (what RunFolder reads).
     critic = "plain"
@@ -110,6 +111,15 @@ FLOAT_BOUNDS = {"minutes": (0, 10**6, True), "learning_rate": (0, 1, False), "ga
                 "clip_coef": (0, 10, False), "ent_coef": (0, 100, True), "vf_coef": (0, 100, True), "max_grad_norm": (0, 1e6, False)}
 
 
+def rule_options(args) -> dict:
+    """--rules as the games' rule options: "name=value,..." (`train.cli.parse_rules`), or a bare
+    word W for rules=W (``--rules small``, the small preset)."""
+    text = args.rules.strip()
+    if text and "=" not in text and "," not in text:
+        return {"rules": text}
+    return parse_rules(text)
+
+
 def check_args(args: Args) -> None:
     """ValueError with one line for arguments that cannot work; fills in the default budget."""
     if args.game not in envs.available_games():
@@ -119,13 +129,15 @@ def check_args(args: Args) -> None:
         raise ValueError("give the budget as --steps or as --minutes, not both")
     if not args.steps and not args.minutes:
         args.steps = DEFAULT_STEPS
-    envs.info(args.game, args.players)  # ValueError names the valid player range
+    envs.info(args.game, args.players, **rule_options(args))  # ValueError names the valid player range or rule
 
 
 def default_folder(args: Args) -> str:
     """A new folder under runs/best_response: the first of NAME, NAME-2, NAME-3, ... that does not exist."""
     label = re.sub(r"[^A-Za-z0-9_.-]+", "_", spec_label(args.target)).strip("_.") or "target"
-    base = os.path.join("runs", "best_response", f"{args.game}_{args.players}p_vs_{label}_s{args.seed}")
+    rules = re.sub(r"[^A-Za-z0-9_.-]+", "_", args.rules).strip("_.")
+    game = f"{args.game}_{rules}" if rules else args.game
+    base = os.path.join("runs", "best_response", f"{game}_{args.players}p_vs_{label}_s{args.seed}")
     for i in range(1, 10_000):
         path = base if i == 1 else f"{base}-{i}"
         try:
@@ -155,9 +167,10 @@ def seat_seeds(deal_seeds: np.ndarray, num_players: int) -> np.ndarray:
 class Target:
     """The frozen target, in the seats the learner does not hold, at any number of batch rows."""
 
-    def __init__(self, spec: Any, game: str, num_players: int) -> None:
+    def __init__(self, spec: Any, game: str, num_players: int, rules: dict | None = None) -> None:
         self.label = spec_label(spec)
         self.game, self.n = game, num_players
+        self.rules = dict(rules or {})  # the rule options of every game it plays
         self.agent = make_agent(spec, game, num_players, seed=0)  # a bad spec fails here, in one line
         self.batched = can_act_batch(self.agent)
         self.agents: list[list] = []  # without act_batch: one agent per row and seat, as the AEC path seats them
@@ -232,7 +245,7 @@ def play_deals(net: ActorCritic, target: Target, game: str, num_players: int, fi
     play side by side, each on its own batched engine, and the target answers all of them at once.
     Final scores and first-place shares (1/k for each of k seats ranked first), [seatings, deals, n]."""
     C, D = len(seatings), deals
-    venvs = [envs.vector_env(game, D, num_players, seed=first_seed) for _ in seatings]
+    venvs = [envs.vector_env(game, D, num_players, seed=first_seed, **target.rules) for _ in seatings]
     learner = np.repeat([-1 if s is None else s for s in seatings], D)  # batch row c * D + d
     target.start(np.arange(C * D), first_seed + np.arange(C * D) % D)
     views = [list(v.reset()) for v in venvs]
@@ -282,7 +295,7 @@ class BestResponseRollout:
     and keeps the seed of every game it started in ``deal_seeds``."""
 
     def __init__(self, args: Args, target: Target, reward_scale: float) -> None:
-        info = envs.info(args.game, args.players)
+        info = envs.info(args.game, args.players, **target.rules)
         self.game, self.n, self.rows = args.game, args.players, args.num_envs
         self.obs_size, self.num_actions = info.obs_size, info.num_actions
         self.rollout_steps = args.rollout_steps
@@ -297,7 +310,7 @@ class BestResponseRollout:
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
         N, n = self.rows, self.n
         base = int(rng.integers(TRAIN_DEALS - MAX_TRAIN_SPAN))
-        venv = envs.vector_env(self.game, N, n, seed=base)
+        venv = envs.vector_env(self.game, N, n, seed=base, **self.target.rules)
         buf = GrowingColumns({
             "obs": ((self.obs_size,), np.float32), "masks": ((self.num_actions,), bool), "actions": ((), np.int64),
             "logprobs": ((), np.float32), "values": ((), np.float32), "rewards": ((), np.float32),
@@ -381,8 +394,9 @@ class BestResponseRollout:
 # ---------------------------------------------------------------- training
 def new_network(args: Args) -> tuple[ActorCritic, float]:
     """An untrained network with the observation scales measured on random play, and the reward scale."""
-    scales = measure_scales(args.game, args.players, "plain", seed=args.seed, games=SCALE_GAMES)
-    info = envs.info(args.game, args.players)
+    rules = rule_options(args)
+    scales = measure_scales(args.game, args.players, "plain", seed=args.seed, games=SCALE_GAMES, rules=rules)
+    info = envs.info(args.game, args.players, **rules)
     net = ActorCritic(info.obs_size, info.num_actions, scales["critic_mean"].size, args.hidden)
     with torch.no_grad():
         for name in ("obs_mean", "obs_std", "critic_mean", "critic_std"):

@@ -77,7 +77,7 @@ class TeacherGames:
 
     def __init__(self, teacher, game: str, num_players: int, tables: int, reward_scale: float,
                  features: bool = False, rules: dict | None = None) -> None:
-        self.target = teacher if isinstance(teacher, br.Target) else br.Target(teacher, game, num_players)
+        self.target = teacher if isinstance(teacher, br.Target) else br.Target(teacher, game, num_players, rules)
         self.game, self.n, self.tables = game, num_players, tables
         self.reward_scale, self.features, self.rules = np.float32(reward_scale), features, dict(rules or {})
         self.with_values = offers_values(self.target)

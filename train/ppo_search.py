@@ -47,9 +47,9 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 
 from agents.npzfile import read_npz
-import torch
 
 from train import best_response as br
 from train import ppo, ppo_warmstart
@@ -195,9 +195,10 @@ class ReadsFeatures:
         return self.net.masked_logits(torch.as_tensor(x), mask)
 
 
-def strength(net, game: str, num_players: int, features: bool, first_seed: int, deals: int) -> dict:
+def strength(net, game: str, num_players: int, features: bool, first_seed: int, deals: int,
+             rules: dict | None = None) -> dict:
     """The greedy policy's edge over the heuristic on duplicate deals (score a game, 95% CI over deals)."""
-    target = br.Target("heuristic", game, num_players)
+    target = br.Target("heuristic", game, num_players, rules)
     played = br.duplicate_deals(ReadsFeatures(net, game, num_players, features), target, game, num_players, first_seed, deals)
     per_deal = (played["br_scores"] - played["target_scores"]).mean(1)
     ci = 1.96 * per_deal.std(ddof=1) / math.sqrt(deals)
@@ -219,7 +220,8 @@ class StrengthLog:
         if row["update"] % a.strength_every:
             return
         t0 = time.time()
-        got = strength(agent, a.game, a.players, a.features, STRENGTH + a.seed * 2**32, a.strength_deals)
+        got = strength(agent, a.game, a.players, a.features, STRENGTH + a.seed * 2**32, a.strength_deals,
+                       ppo_warmstart.parse_rules(a.rules))
         rows = []
         if os.path.isfile(self.path):  # rows past a resumed checkpoint are measured again
             with open(self.path, newline="") as f:
