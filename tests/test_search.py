@@ -253,6 +253,11 @@ def test_option_values_and_action_probs():
         assert np.isfinite(values[move]) and probs[move] == 1.0 and probs.sum() == 1.0
         soft = agent.action_probs(observation, temperature=1.0)
         assert np.isclose(soft.sum(), 1.0) and (soft[~legal] == 0).all() and soft[np.nanargmax(values)] == soft.max()
+    # Asked first, before act: it decides then, as act would.
+    first, second = (make_agent("pimc:worlds=4", "not_for_me", 4, seed=3) for _ in range(2))
+    for a in (first, second):
+        a.inform(e.information_state(e.current_player))
+    assert np.argmax(first.action_probs(observation)) == second.act(observation)
     # A forced move: no search, no values.
     forced = {"observation": observation["observation"], "action_mask": np.eye(legal.size, dtype=np.int8)[move]}
     assert agent.act(forced) == move and np.isnan(agent.option_values(forced)).all()

@@ -108,7 +108,8 @@ class SearchAgent(Agent):
         else:
             info = self._checked_info(observation)
             move = self.search(info, observation, legal, values)
-        self._last = (np.array(observation["observation"], copy=True), move, values)
+        self._last = (np.array(observation["observation"], copy=True), np.array(observation["action_mask"], copy=True),
+                      move, values)
         return move
 
     def search(self, info: dict, observation: dict, legal: np.ndarray, values: np.ndarray) -> int:
@@ -117,7 +118,8 @@ class SearchAgent(Agent):
 
     def _decision(self, observation: dict) -> tuple:
         last = getattr(self, "_last", None)
-        if last is None or not np.array_equal(last[0], observation["observation"]):
+        if last is None or not (np.array_equal(last[0], observation["observation"])
+                                and np.array_equal(last[1], observation["action_mask"])):
             self.act(observation)  # not yet decided here: decide now (inform first)
             last = self._last
         return last
@@ -127,12 +129,12 @@ class SearchAgent(Agent):
         the seat's mean play-out reward to the horizon; NaN for an illegal move, a move the search
         did not value, and every move of a forced decision (no search ran). Asked about an
         observation it has not decided, the agent decides it first (as `act`, after `inform`)."""
-        return self._decision(observation)[2].copy()
+        return self._decision(observation)[3].copy()
 
     def action_probs(self, observation: dict, temperature: float = 0.0) -> np.ndarray:
         """A distribution over the actions, float64 [num_actions]: all on the move `act` chose
         (``temperature=0``), or ``softmax(option_values / temperature)`` over the valued legal moves."""
-        _, move, values = self._decision(observation)
+        _, _, move, values = self._decision(observation)
         probs = np.zeros(values.size)
         valued = np.isfinite(values)
         if temperature <= 0 or not valued.any():
