@@ -2,14 +2,15 @@
 
 `experiments.solve` writes the file (``policy.npz``): for each information set, a key and the
 probability of every action. An information set is what one seat knows when it must act: its
-observation now and, before it, each observation it acted on and the action it took
-(`info_key`). The agent keeps that history for the game under way (``reset()`` clears it), so
-it plays exactly the solved policy; it samples from it with its own seeded generator.
+own observations and actions and every other move as it saw it, in order
+(`envs.engine.Engine.information_key`). The agent reads the key of its seat from the
+information state every runner hands it before a move (``inform``; the engine keeps the
+history when an agent at the table asks for it), so it plays exactly the solved policy; it
+samples from it with its own seeded generator.
 """
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from agents.base import Agent
 from agents.npzfile import read_npz
 from envs import engine_class
 
-KEY_BYTES = 16  # an information set's key (`info_key`)
+KEY_BYTES = 16  # an information set's key (`Engine.information_key`)
 MAX_POLICY_BYTES = 256 << 20  # a solved small preset's policy file, uncompressed: a few MB; far more is refused unread
 
 
@@ -32,21 +33,6 @@ def read_policy(path) -> dict:
     if not (np.isfinite(p).all() and (p >= 0).all() and (p.sum(axis=1) > 0).all()):
         raise ValueError(f"cfr agent: policy file {path}: probs must be finite, not negative, with weight in every row")
     return data
-
-
-def info_key(history: bytes, observation: np.ndarray, mask: np.ndarray) -> bytes:
-    """The key of the information set of a seat that has seen `history` (its earlier
-    observations and actions, `extend_history`) and now sees `observation` with legal `mask`."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(history)
-    h.update(np.asarray(observation, np.float32).tobytes())
-    h.update(np.asarray(mask, np.int8).tobytes())
-    return h.digest()
-
-
-def extend_history(history: bytes, observation: np.ndarray, action: int) -> bytes:
-    """The seat's history after it acted `action` on `observation`."""
-    return history + np.asarray(observation, np.float32).tobytes() + int(action).to_bytes(2, "little")
 
 
 class CFRAgent(Agent):
@@ -81,10 +67,14 @@ class CFRAgent(Agent):
         self.reset()
 
     def reset(self) -> None:
-        self.history = b""
+        self._key = None
+
+    def inform(self, info: dict) -> None:
+        """Called by every runner right before `act`: the information-set key of this move."""
+        self._key = info.get("key")
 
     def probs_at(self, key: bytes) -> np.ndarray:
-        """The policy's action probabilities at an information set (`info_key`)."""
+        """The policy's action probabilities at an information set (`Engine.information_key`)."""
         i = self.index.get(key)
         if i is None:
             raise ValueError(f"cfr agent: an information set the solved game ({self.path}) never reaches; "
@@ -92,9 +82,13 @@ class CFRAgent(Agent):
         return self.probs[i]
 
     def act(self, observation: dict) -> int:
-        obs, mask = observation["observation"], observation["action_mask"]
-        p = self.probs_at(info_key(self.history, obs, mask)) * (np.asarray(mask) > 0)
+        key, self._key = self._key, None
+        if key is None:
+            raise ValueError("cfr agent: act() needs inform(info_state) with the information-set key first: the "
+                             "tournament, compare, the single-agent env and the web page give it (their engines keep "
+                             "the history an information set needs); env.unwrapped.information_state(agent) gives it "
+                             "in your own loop")
+        mask = observation["action_mask"]
+        p = self.probs_at(bytes(key)) * (np.asarray(mask) > 0)
         legal = self.legal_actions(observation)
-        action = int(self.rng.choice(p.size, p=p / p.sum())) if p.sum() > 0 else int(legal[0])
-        self.history = extend_history(self.history, obs, action)
-        return action
+        return int(self.rng.choice(p.size, p=p / p.sum())) if p.sum() > 0 else int(legal[0])

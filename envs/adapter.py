@@ -242,6 +242,13 @@ class CardGameEnv(AECEnv):
             mask = self._no_moves.copy()
         return {"observation": game.observe(seat), "action_mask": mask}
 
+    def keep_history(self, on: bool = True) -> None:
+        """From the next ``reset()`` on, keep every move as each seat saw it, so that
+        `information_state` carries the seat's information-set key (``"key"``,
+        `envs.engine.Engine.information_key`); off by default, as it costs a few µs a step. The
+        runners turn it on for a table where an agent has an ``inform`` hook."""
+        self.game.keep_history(on)
+
     def information_state(self, agent: str) -> dict:
         """Everything `agent`'s seat knows, as a plain dict (`envs.belief`): what a search agent's
         ``inform(info_state)`` hook is given right before each ``act``."""

@@ -7,6 +7,10 @@ picklable dict of everything that seat knows:
 * ``hand``: the seat's own cards (card ids);
 * ``observation``: ``observe(seat)`` as a list; ``legal``: its legal actions when it is
   to act (empty otherwise);
+* ``key``: the seat's information-set key (`Engine.information_key`: its own observations
+  and moves and every other move as it saw it, in order), when the engine keeps its
+  history (``keep_history()``: the runners turn it on for a table where an agent has an
+  ``inform`` hook), else None;
 * ``representative``: a full game state (the engine's ``STATE_FIELDS``, an explicit list;
   nothing else the engine keeps crosses into it) in which every card the seat cannot see was
   redealt from a fixed stream, and the other seats' hidden decisions under way were

@@ -63,6 +63,8 @@ Facts about the game as a whole, as OpenSpiel's ``GameInfo`` states them, which
 from __future__ import annotations
 
 import copy
+import functools
+import hashlib
 import pickle
 from collections import Counter
 from typing import Any, Callable, NamedTuple, Sequence
@@ -126,6 +128,30 @@ CONSERVES = {
 }
 
 
+def _restarts_history(reset: Callable) -> Callable:
+    @functools.wraps(reset)
+    def restarting(self, *args: Any, **kwargs: Any):
+        if self.__dict__.get("_history") is not None:
+            self._history = []
+        return reset(self, *args, **kwargs)
+
+    restarting._keeps_history = True
+    return restarting
+
+
+def _records_move(step: Callable) -> Callable:
+    @functools.wraps(step)
+    def recording(self, action: int):
+        history = self.__dict__.get("_history")
+        if history is not None:
+            seat, a = self.current_player, int(action)
+            history.append((seat, a, self.public_action_name(a, seat), np.asarray(self.observe(seat), np.float32).tobytes()))
+        return step(self, action)
+
+    recording._keeps_history = True
+    return recording
+
+
 class Engine:
     """Base class: the declarative facts about a game plus shared plumbing."""
 
@@ -166,6 +192,15 @@ class Engine:
     game_over: bool
     out: list[bool]
     scores: list[int]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Each game's own reset and step, wrapped once: while the engine keeps its history
+        # (`keep_history`), a reset starts it again and every step adds its move to it.
+        super().__init_subclass__(**kwargs)
+        for name, wrap in (("reset", _restarts_history), ("step", _records_move)):
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "_keeps_history", False):
+                setattr(cls, name, wrap(method))
 
     def __init__(self, num_players: int | None = None, **rule_options: Any) -> None:
         if num_players is None:
@@ -235,7 +270,8 @@ class Engine:
         raise NotImplementedError
 
     def action_name(self, action: int, seat: int) -> str:
-        raise NotImplementedError
+        """The action's name for people; every game names its own (this is the fallback)."""
+        return f"action {action}"
 
     def public_action_name(self, action: int, seat: int) -> str:
         """How `seat`'s action looks to everyone else (secret parts left out).
@@ -399,6 +435,33 @@ class Engine:
         go([], 1.0)
         return out
 
+    # -- history and the information-set key ---------------------------------------
+    def keep_history(self, on: bool = True) -> None:
+        """Keep, from the next ``reset()`` on, every move as each seat saw it (`information_key`):
+        the mover's observation and action, and how the move looked to the others
+        (``public_action_name``). Off by default: it costs an observation a step."""
+        self._history = [] if on else None
+
+    def information_key(self, seat: int) -> bytes | None:
+        """The key of `seat`'s information set now (16 bytes), None unless the engine keeps its
+        history: the seat's private history (its observation and action at each of its own
+        moves) and the public history in order (every other move as the others saw it), then
+        its observation now and, when it is to act, its legal moves. Two states share a key
+        exactly when the seat has seen the same things in the same order."""
+        history = self.__dict__.get("_history")
+        if history is None:
+            return None
+        h = hashlib.blake2b(digest_size=16)
+        for actor, action, public, observation in history:
+            if actor == seat:
+                h.update(b"own" + observation + int(action).to_bytes(2, "little"))
+            else:
+                h.update(b"saw" + int(actor).to_bytes(1, "little") + public.encode())
+        h.update(b"now" + np.asarray(self.observe(seat), np.float32).tobytes())
+        if not self.game_over and self.current_player == seat:
+            h.update(np.asarray(self.legal_mask(), np.int8).tobytes())
+        return h.digest()
+
     def information_state(self, seat: int) -> dict:
         """Everything `seat` knows, as a plain picklable dict (`envs.belief` documents it):
         the same for every arrangement of the cards the seat cannot see."""
@@ -416,6 +479,7 @@ class Engine:
             "observation": self.observe(seat).tolist(),
             "legal": np.flatnonzero(self.legal_mask()).tolist() if to_act else [],
             "representative": world.fields(),
+            "key": self.information_key(seat),  # None unless the engine keeps its history
         }
 
     def next_draw_counts(self) -> dict[int, int]:

@@ -156,6 +156,8 @@ class SingleAgentEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.move_timeout = check_move_timeout(move_timeout)
         self.opponents = seat_opponents(n, self.seat, opponents)
+        # An opponent told its information state gets its information-set key: the engine keeps its history.
+        self.aec.keep_history(any(callable(getattr(o, "inform", None)) for o in self.opponents.values()))
         # By agent name, the key the AEC env selects by; a callable stands in for act().
         self._act: dict[str, tuple[int, Callable[[dict], Any]]] = {
             self.aec.possible_agents[s]: (s, o.act if callable(getattr(o, "act", None)) else o) for s, o in self.opponents.items()

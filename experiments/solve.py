@@ -128,7 +128,7 @@ def main(argv=None) -> int:
         tree_start = time.perf_counter()
         log(f"{args.game} small preset: enumerating the tree from the engine ...")
         agent = None if args.exploit is None else make_from_spec(args.exploit, args.game, 2, seed=args.seed)
-        if callable(getattr(agent, "inform", None)):
+        if callable(getattr(agent, "inform", None)) and not callable(getattr(agent, "probs_at", None)):
             # The tree holds each information set's observation, not a game to take an information state from.
             raise ValueError(f"agent {args.exploit!r} needs its seat's information state before every move (an inform "
                              f"hook), which the exact best response cannot give; measure it with "

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import envs
-from agents.cfr import extend_history, info_key
 from agents.spec import make_from_spec
 from envs.engine import Engine, ScoreEvent, zero_sum_rewards
 from envs.neu import Neu
@@ -43,6 +42,9 @@ class MatrixGame(Engine):
 
     def observe(self, seat):
         return np.array([seat], np.float32)  # nothing about the row
+
+    def public_action_name(self, action, seat):
+        return "picks a row"  # the row stays hidden from seat 1 (its information-set key)
 
     def step(self, action):
         if self.row is None:
@@ -171,7 +173,7 @@ def test_cfr_plus_reaches_the_matrix_game_value():
     assert cfr.best_response(tree, pure, 1)[0] == pytest.approx(1.0)
 
 
-def _walk_value(engine, policy_of, history=(b"", b"")) -> float:
+def _walk_value(engine, policy_of) -> float:
     """Seat 0's expected reward from `engine` by recursion on engine copies (no tree arrays), the
     draws averaged over every card the pile can give; policy_of(seat, key) gives the move
     probabilities."""
@@ -179,16 +181,14 @@ def _walk_value(engine, policy_of, history=(b"", b"")) -> float:
         return 0.0
     seat = engine.current_player
     obs, mask = engine.observe(seat), engine.legal_mask().copy()
-    p = policy_of(seat, info_key(history[seat], obs, mask))
+    p = policy_of(seat, engine.information_key(seat))
     total = 0.0
     for a in np.flatnonzero(mask):
         if p[a] == 0:
             continue
-        h = list(history)
-        h[seat] = extend_history(history[seat], obs, int(a))
         for q, child, event, _ in engine.step_outcomes(int(a)):
             r = zero_sum_rewards(event)[0] if event is not None else 0.0
-            total += p[a] * q * (r + _walk_value(child, policy_of, tuple(h)))
+            total += p[a] * q * (r + _walk_value(child, policy_of))
     return total
 
 
@@ -214,6 +214,7 @@ def test_best_response_value_agrees_with_a_brute_force_over_pure_strategies(neu,
         pure[mine] = 0.0
         pure[mine, pick] = 1.0
         eng = Neu(2, rules="small")
+        eng.keep_history()
         eng.reset(np.random.default_rng(0), deal=deal)
         v = _walk_value(eng, lambda s, key, pure=pure: pure[index[key]])
         best = max(best, v if seat == 0 else -v)
@@ -257,13 +258,15 @@ def test_solve_writes_a_fresh_run_and_a_playable_agent(tmp_path):
         os.chdir(here)
     (made,) = (tmp_path / "results").iterdir()
     assert made.name.startswith("exploit_neu_cfr_") and (made / "result.json").is_file()
-    # the agent plays the preset in the env, knowing every information set it meets
-    bots = [make_from_spec(spec, "neu", 2, seed=i) for i in range(2)]
-    for seed in range(10):
-        play_checked_game("neu", 2, seed, rule_options={"rules": "small"},
-                          policies=[bots[0].act, bots[1].act])
-        for b in bots:
-            b.reset()
+    # the agent plays the preset in a tournament (and under --isolate), knowing every information set it meets
+    from experiments.tournament import run_tournament
+
+    for isolate in (False, True):
+        res = run_tournament("neu", [spec, "random"], num_players=2, deals=10, progress=False, engine="aec",
+                             rule_options={"rules": "small"}, isolate=isolate, on_error="raise")
+        assert res["games_played"] == 20 and sum(res["forfeits"].values()) == 0
+    with pytest.raises(ValueError, match="needs inform"):  # without its information-set key it refuses to guess
+        make_from_spec(spec, "neu", 2, seed=0).act({"observation": np.zeros(51, np.float32), "action_mask": np.ones(20, np.int8)})
 
 
 def test_solve_refuses_a_game_without_a_small_preset_in_one_line(capsys):
@@ -353,3 +356,39 @@ def test_a_policy_file_that_claims_a_huge_array_is_refused_from_its_index(tmp_pa
     monkeypatch.setattr(cfr, "MAX_POLICY_BYTES", 200)
     with pytest.raises(ValueError, match="uncompressed, more than the 200 bytes"):
         cfr.CFRAgent("neu", 2, 0, path=path)
+
+
+def test_the_information_key_tells_apart_two_orders_of_the_same_moves(neu):
+    """After a Double the other seat plays twice; its two cards are face up in the order played.
+    A key of the seat's own observations and moves alone (the counts it sees) merges the two
+    orders; the engine's key, which holds the public history in order, keeps them apart, and
+    the tree has that many more information sets (6,902 against 6,644)."""
+    import hashlib
+
+    own_keys: dict = {}
+    for _, deal in neu.deals():
+        eng = copy.deepcopy(neu)
+        eng.keep_history()
+        eng.reset(np.random.default_rng(0), deal=deal)
+        stack = [(eng, [b"", b""])]
+        while stack:
+            e, own = stack.pop()
+            if e.game_over:
+                continue
+            seat = e.current_player
+            obs, mask = e.observe(seat), e.legal_mask()
+            old = hashlib.blake2b(own[seat] + obs.tobytes() + mask.tobytes(), digest_size=16).digest()
+            public = sorted(str(x[:3]) for x in e._history if x[0] != seat)
+            own_keys.setdefault(old, {}).setdefault(e.information_key(seat), set()).add(tuple(public))
+            for a in np.flatnonzero(mask):
+                for _, child, _, _ in e.step_outcomes(int(a)):
+                    nxt = list(own)
+                    nxt[seat] = own[seat] + obs.tobytes() + int(a).to_bytes(2, "little")
+                    stack.append((child, nxt))
+    split = {old: keys for old, keys in own_keys.items() if len(keys) > 1}
+    assert split, "no information set of the old key was split"
+    for keys in split.values():  # what splits them is only the order: the same moves, as multisets
+        assert len(set().union(*keys.values())) == 1
+    assert sum(len(k) for k in own_keys.values()) - len(own_keys) == 258
+    tree = cfr.build_tree(neu)
+    assert tree.num_infos == 6902

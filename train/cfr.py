@@ -5,10 +5,10 @@ asking the engine for the legal moves, the next seat and the rewards at each ste
 written here. Chance inside the game comes from the engine too: a move that makes a seat draw
 is expanded into a chance node with one branch per outcome and its exact probability
 (`Engine.step_outcomes`); a move that meets a chance event the engine cannot list (a new
-round dealt from the stream) is refused. Each decision belongs to an information set (`agents.cfr.info_key`: the seat's
-observation and its own earlier observations and actions). The tree is then a set of flat arrays,
-level by level, and CFR+ (alternating updates, linear averaging) and the best responses run on
-them with numpy.
+round dealt from the stream) is refused. Each decision belongs to an information set
+(`Engine.information_key`: the seat's own observations and actions, and every other move as it
+saw it, in order). The tree is then a set of flat arrays, level by level, and CFR+ (alternating
+updates, linear averaging) and the best responses run on them with numpy.
 
 Values are the env's rewards (`envs.engine.zero_sum_rewards`), summed over a game, for seat 0;
 seat 1 gets minus that. ``nash_conv(tree, policy)`` is the sum of both seats' best-response
@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.cfr import extend_history, info_key
 from envs.engine import zero_sum_rewards
 
 
@@ -92,10 +91,10 @@ def build_tree(engine, deals=None, rng_seed: int = 0) -> Tree:
         np_.append(player), ni.append(info), nc.append(chance), nd.append(depth)
         return len(np_) - 1
 
-    def node(eng, hist, depth, own, chance):
+    def node(eng, depth, own, chance):
         seat = eng.current_player
         obs, mask = eng.observe(seat), eng.legal_mask().copy()
-        key = info_key(hist[seat], obs, mask)
+        key = eng.information_key(seat)
         i = infos.get(key)
         if i is None:
             i = infos[key] = len(i_player)
@@ -103,17 +102,15 @@ def build_tree(engine, deals=None, rng_seed: int = 0) -> Tree:
         elif i_player[i] != seat or not np.array_equal(i_legal[i], mask > 0):
             raise AssertionError(f"{eng.game_name}: one information set with two seats or two sets of legal moves")
         n = new_node(seat, i, chance, depth)
-        h = list(hist)
         o = list(own)
         for a in np.flatnonzero(mask):
-            h[seat] = extend_history(hist[seat], obs, int(a))
             o[seat] = own[seat] + 1
             branches = eng.step_outcomes(int(a))  # ValueError: chance the engine cannot list
             if len(branches) == 1 and not branches[0][3]:  # no chance met: a plain move
                 _, child, event, _ = branches[0]
                 e = edge(n, int(a), zero_sum_rewards(event)[0] if event is not None else 0.0, 0.0)
                 if not child.game_over:
-                    ec[e] = node(child, list(h), depth + 1, list(o), 0.0)
+                    ec[e] = node(child, depth + 1, list(o), 0.0)
                 continue
             # The move meets chance: its edge leads to a chance node, one branch per outcome.
             e = edge(n, int(a), 0.0, 0.0)
@@ -121,13 +118,14 @@ def build_tree(engine, deals=None, rng_seed: int = 0) -> Tree:
             for prob, child, event, draws in branches:  # action 0: a chance edge indexes no policy
                 b = edge(c, 0, zero_sum_rewards(event)[0] if event is not None else 0.0, prob, draws)
                 if not child.game_over:
-                    ec[b] = node(child, list(h), depth + 2, list(o), 0.0)
+                    ec[b] = node(child, depth + 2, list(o), 0.0)
         return n
 
     for p, deal in deals:
         eng = copy.deepcopy(engine)
+        eng.keep_history()  # the information-set keys (Engine.information_key)
         eng.reset(np.random.default_rng(rng_seed), deal=deal)
-        node(eng, [b"", b""], 0, [0, 0], p)
+        node(eng, 0, [0, 0], p)
     arr = np.asarray
     return Tree(A, arr(np_, np.int64), arr(ni, np.int64), arr(nc, np.float64), arr(nd, np.int64),
                 arr(ep, np.int64), arr(ea, np.int64), arr(ec, np.int64), arr(er, np.float64), arr(eq, np.float64),

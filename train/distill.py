@@ -160,6 +160,8 @@ class TeacherGames:
         facts = envs.info(self.game, n, **self.rules)
         to_input = policy_input(self.game, n, self.features, False)
         tables = [Table(envs.make_raw(self.game, num_players=n, **self.rules)) for _ in range(N)]
+        for t in tables:  # the teacher is told its information state, with its key: the engines keep their history
+            t.env.keep_history()
         buf, values, games = Buffer(), [], np.zeros(N, np.int64)
 
         def started(r: int) -> None:

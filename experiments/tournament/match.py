@@ -48,6 +48,15 @@ def upper_bound(agent) -> bool:
     return is_upper_bound(agent)
 
 
+def _informs(agent) -> bool:
+    """Whether `agent` has an ``inform`` hook; an agent whose hook cannot even be looked up (an
+    isolated one that fails to start) counts as having one: its move will say what went wrong."""
+    try:
+        return callable(getattr(agent, "inform", None))
+    except Exception:
+        return True
+
+
 def act(agent, obs: dict, move_timeout: float | None, engine=None, seat: int | None = None,
         cheat: bool | None = None):
     """The agent's move under `envs.move_guard`: MoveTimeout after `move_timeout` seconds,
@@ -90,8 +99,11 @@ def play_game(env, agents: Sequence[Any], seed: int, labels: Sequence[str] | Non
     n = len(agents)
     cheats = list(upper_bounds) if upper_bounds is not None else [upper_bound(a) for a in agents]
     labels = list(labels) if labels is not None else [type(a).__name__ for a in agents]
-    env.reset(seed=seed)
     base = env.unwrapped
+    # An agent that is told its information state gets its information-set key too: the engine keeps
+    # the history the key needs (only at such a table: it costs a few µs a step).
+    base.keep_history(any(_informs(a) for a in agents))
+    env.reset(seed=seed)
     seat = {a: i for i, a in enumerate(env.possible_agents)}
     rewards = [0.0] * n
     final = None

@@ -66,11 +66,13 @@ class LiveGame:
                  maker: Bots, auto_pass: bool = False):
         engine_cls = replay_format.engine_class(game)
         self.engine = engine_cls(players, **rule_options)
-        self.engine.reset(np.random.default_rng(seed))
         self.game, self.players, self.human, self.seed = game, players, human, seed
         self.kinds = bots
         # Each bot's own stream, from the game's seed: the same seed and the same human moves give the same game.
         self.bots = [None if s == human else maker.make(bots[s], game, players, seed * 7919 + s) for s in range(players)]
+        # A bot told its information state gets its information-set key: the engine keeps its history.
+        self.engine.keep_history(any(callable(getattr(b, "inform", None)) for b in self.bots if b is not None))
+        self.engine.reset(np.random.default_rng(seed))
         self.auto_pass = auto_pass
         self.step = 0
         self.moves: list[tuple[int, int]] = []
