@@ -331,6 +331,7 @@ def test_agents_lists_keep_a_search_agents_options_together():
     assert split_agents("mine=pimc:worlds=2,rollout=random, heuristic,x=random") == [
         "mine=pimc:worlds=2,rollout=random", "heuristic", "x=random"]
     assert split_agents("worlds=random,heuristic") == ["worlds=random", "heuristic"]  # a label, after no search agent
+    assert split_agents("ismcts:iterations=8,c=1,heuristic") == ["ismcts:iterations=8,c=1", "heuristic"]
 
 
 @pytest.mark.parametrize("module", ["experiments.tournament", "experiments.compare"])

@@ -22,7 +22,7 @@ from experiments.tournament.seating import BACKENDS, ENGINES, MODES, ON_ERROR, A
 def split_agents(text: str) -> list[str]:
     """--agents as specs: split at the commas, except those between a search agent's options
     (``pimc:worlds=8,horizon=game,random`` is two agents)."""
-    from agents.search.pimc import DEFAULTS
+    from agents.search.options import OPTION_KEYS
     from agents.spec import SEARCH_KINDS, split_label
 
     items: list[str] = []
@@ -31,7 +31,7 @@ def split_agents(text: str) -> list[str]:
             continue
         key = part.partition("=")[0]
         prev = split_label(items[-1])[1] if items else ""
-        if key in DEFAULTS and prev.partition(":")[0] in SEARCH_KINDS and ":" in prev:
+        if key in OPTION_KEYS and prev.partition(":")[0] in SEARCH_KINDS and ":" in prev:
             items[-1] += "," + part  # an option of the search agent before it
         else:
             items.append(part)
