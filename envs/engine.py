@@ -39,6 +39,10 @@ An engine is a plain object:
 * ``shuffle_hidden(seat, rng)`` redeals, in place, everything ``seat`` cannot
   see (other hands, draw-pile order), keeping every place's size; the
   information-leak tests check that ``observe(seat)`` does not change.
+* chance (`envs.chance`): every draw is ``chance_draw(pile)``, deals and reshuffles say
+  so; ``step_outcomes(action)`` lists every way a move turns out, with exact
+  probabilities; the information-set key (`envs.history`): ``keep_history()``, then
+  ``information_key(seat)``.
 
 Facts about the game as a whole, as OpenSpiel's ``GameInfo`` states them, which
 `envs.testing` checks at every step of the tests and the soak run:
@@ -63,37 +67,13 @@ Facts about the game as a whole, as OpenSpiel's ``GameInfo`` states them, which
 from __future__ import annotations
 
 import copy
-import functools
-import hashlib
-import pickle
 from collections import Counter
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-
-class ChanceEvent(NamedTuple):
-    """A chance event inside a step (`Engine.chance_draw`, `Engine.chance_deal`, `Engine.chance_reshuffle`).
-
-    ``kind`` is "draw" (the top card of a face-down pile), "deal" (new hands from a shuffled
-    deck) or "reshuffle" (a pile turned over into a new face-down pile); ``outcomes`` are what
-    can come, each once (card kinds for a draw), with their exact ``probabilities``: empty for a
-    deal, whose outcomes are too many to list, and for a reshuffle, which shows nothing (the
-    draws from the new pile are chance events of their own). ``outcome`` is what came."""
-
-    kind: str
-    outcomes: tuple
-    probabilities: tuple
-    outcome: Any = None
-
-
-class NeedChance(Exception):
-    """Raised at a chance event while an engine is asked to enumerate its chance
-    (`Engine.step_outcomes`), so that the caller can branch on each outcome."""
-
-    def __init__(self, event: ChanceEvent) -> None:
-        super().__init__(f"a chance event ({event.kind}) with {len(event.outcomes)} outcomes")
-        self.event = event
+from envs.chance import Chance, ChanceEvent, NeedChance  # noqa: F401 (part of the engine protocol)
+from envs.history import History
 
 
 class ScoreEvent(NamedTuple):
@@ -128,31 +108,7 @@ CONSERVES = {
 }
 
 
-def _restarts_history(reset: Callable) -> Callable:
-    @functools.wraps(reset)
-    def restarting(self, *args: Any, **kwargs: Any):
-        if self.__dict__.get("_history") is not None:
-            self._history = []
-        return reset(self, *args, **kwargs)
-
-    restarting._keeps_history = True
-    return restarting
-
-
-def _records_move(step: Callable) -> Callable:
-    @functools.wraps(step)
-    def recording(self, action: int):
-        history = self.__dict__.get("_history")
-        if history is not None:
-            seat, a = self.current_player, int(action)
-            history.append((seat, a, self.public_action_name(a, seat), np.asarray(self.observe(seat), np.float32).tobytes()))
-        return step(self, action)
-
-    recording._keeps_history = True
-    return recording
-
-
-class Engine:
+class Engine(Chance, History):
     """Base class: the declarative facts about a game plus shared plumbing."""
 
     game_name = ""
@@ -192,15 +148,6 @@ class Engine:
     game_over: bool
     out: list[bool]
     scores: list[int]
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        # Each game's own reset and step, wrapped once: while the engine keeps its history
-        # (`keep_history`), a reset starts it again and every step adds its move to it.
-        super().__init_subclass__(**kwargs)
-        for name, wrap in (("reset", _restarts_history), ("step", _records_move)):
-            method = cls.__dict__.get(name)
-            if method is not None and not getattr(method, "_keeps_history", False):
-                setattr(cls, name, wrap(method))
 
     def __init__(self, num_players: int | None = None, **rule_options: Any) -> None:
         if num_players is None:
@@ -350,117 +297,6 @@ class Engine:
         engine.rng = None
         engine.refresh()
         return engine
-
-    # -- chance ------------------------------------------------------------------
-    # Every random event of a game goes through one of the three methods below. With nothing
-    # asked of them they do what the engine always did (the same draws from the same stream, so
-    # seeded games are unchanged); `take_chance` makes the next draws take given outcomes,
-    # `step_outcomes` lists every way a move can turn out with its exact probability, and
-    # `record_chance` keeps a log of the events as they happen.
-
-    def chance_draw(self, pile: list) -> Any:
-        """Take the top card of the face-down `pile` (its end): a chance event whose outcomes are
-        the kinds in the pile, each with probability count / size, as nobody can see the order.
-        A forced outcome (`take_chance`) brings the topmost card of that kind to the top first."""
-        counts = Counter(pile)
-        outcomes = tuple(sorted(counts))
-        event = ChanceEvent("draw", outcomes, tuple(counts[k] / len(pile) for k in outcomes))
-        forced = self.__dict__.get("_forced")
-        if forced:
-            kind = forced.pop(0)
-            if kind not in counts:
-                raise ValueError(f"{self.game_name}: cannot draw {kind!r}: the pile holds {outcomes}")
-            i = len(pile) - 1 - pile[::-1].index(kind)
-            pile[i], pile[-1] = pile[-1], pile[i]
-        elif self.__dict__.get("_enumerating"):
-            raise NeedChance(event)
-        card = pile.pop()
-        self._log_chance(event._replace(outcome=card))
-        return card
-
-    def chance_deal(self) -> None:
-        """Say that new hands are about to be dealt from the engine's stream (a new round or
-        hand): a chance event with too many outcomes to list, which `step_outcomes` refuses."""
-        event = ChanceEvent("deal", (), ())
-        if self.__dict__.get("_enumerating"):
-            raise NeedChance(event)
-        self._log_chance(event)
-
-    def chance_reshuffle(self) -> None:
-        """Say that a pile is turned over into a new face-down pile: a chance event that shows
-        nothing, since every draw from the new pile is a chance event of its own."""
-        self._log_chance(ChanceEvent("reshuffle", (), ()))
-
-    def _log_chance(self, event: ChanceEvent) -> None:
-        log = self.__dict__.get("_chance_log")
-        if log is not None:
-            log.append(event)
-
-    def take_chance(self, outcomes: Sequence[Any]) -> None:
-        """The next draws take these outcomes (card kinds), in order, instead of the pile's top."""
-        self._forced = list(outcomes)
-
-    def record_chance(self, log: list | None) -> None:
-        """Append every chance event from now on to `log` (None stops)."""
-        self._chance_log = log
-
-    def step_outcomes(self, action: int) -> list[tuple[float, "Engine", ScoreEvent | None, tuple]]:
-        """Every way `action` can turn out from this state: (probability, the engine after it, its
-        score event, the draws' outcomes), branching at each draw the move meets, with exact
-        probabilities that sum to 1. This engine is left as it was. A move that meets a deal
-        (a new round dealt from the stream) cannot be listed: ValueError."""
-        out: list = []
-
-        log, self._chance_log = self.__dict__.get("_chance_log"), None
-        try:
-            state = pickle.dumps(self, pickle.HIGHEST_PROTOCOL)  # copied once, then restored per branch
-        finally:
-            self._chance_log = log
-
-        def go(forced: list, probability: float) -> None:
-            e = pickle.loads(state)  # several times cheaper than copy.deepcopy
-            e._forced, e._enumerating, e._chance_log = list(forced), True, None
-            try:
-                event = e.step(action)
-            except NeedChance as need:
-                if not need.event.outcomes:
-                    raise ValueError(f"{self.game_name}: a move meets a {need.event.kind}, whose outcomes are too "
-                                     f"many to list") from None
-                for o, p in zip(need.event.outcomes, need.event.probabilities):
-                    go(forced + [o], probability * p)
-                return
-            e._forced, e._enumerating = None, False
-            out.append((probability, e, event, tuple(forced)))
-
-        go([], 1.0)
-        return out
-
-    # -- history and the information-set key ---------------------------------------
-    def keep_history(self, on: bool = True) -> None:
-        """Keep, from the next ``reset()`` on, every move as each seat saw it (`information_key`):
-        the mover's observation and action, and how the move looked to the others
-        (``public_action_name``). Off by default: it costs an observation a step."""
-        self._history = [] if on else None
-
-    def information_key(self, seat: int) -> bytes | None:
-        """The key of `seat`'s information set now (16 bytes), None unless the engine keeps its
-        history: the seat's private history (its observation and action at each of its own
-        moves) and the public history in order (every other move as the others saw it), then
-        its observation now and, when it is to act, its legal moves. Two states share a key
-        exactly when the seat has seen the same things in the same order."""
-        history = self.__dict__.get("_history")
-        if history is None:
-            return None
-        h = hashlib.blake2b(digest_size=16)
-        for actor, action, public, observation in history:
-            if actor == seat:
-                h.update(b"own" + observation + int(action).to_bytes(2, "little"))
-            else:
-                h.update(b"saw" + int(actor).to_bytes(1, "little") + public.encode())
-        h.update(b"now" + np.asarray(self.observe(seat), np.float32).tobytes())
-        if not self.game_over and self.current_player == seat:
-            h.update(np.asarray(self.legal_mask(), np.int8).tobytes())
-        return h.digest()
 
     def information_state(self, seat: int) -> dict:
         """Everything `seat` knows, as a plain picklable dict (`envs.belief` documents it):
