@@ -20,18 +20,11 @@ import pytest
 
 import envs
 from tests.conftest import GAMES
+from tests.test_belief import _states
 
 
 def _random_states(game: str, seed: int, n: int, every: int = 1):
-    e = envs.engine_class(game)(n)
-    e.reset(np.random.default_rng(seed))
-    rnd = random.Random(seed)
-    for i in range(100_000):
-        if e.game_over:
-            return
-        if i % every == 0:
-            yield e
-        e.step(int(rnd.choice(np.flatnonzero(e.legal_mask()))))
+    return _states(game, seed, n, every=every)
 
 
 @pytest.mark.parametrize("game", GAMES)
