@@ -13,7 +13,6 @@ a new file there, named by the time and the arguments; an existing file is never
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
@@ -22,6 +21,7 @@ import numpy as np
 
 import envs
 from agents import is_upper_bound, make_agent
+from experiments import cli
 from experiments.tournament.match import play_game
 from experiments.tournament.stats import mean_ci
 
@@ -55,11 +55,14 @@ class Timed:
         return action
 
 
-def ladder(game: str, spec: str, deals: int, seed: int, num_players: int = 4, baseline: str = "heuristic") -> dict:
+def ladder(game: str, spec: str, deals: int, seed: int, num_players: int = 4, baseline: str = "heuristic",
+           progress: bool = False) -> dict:
+    from tqdm import tqdm
+
     env = envs.make(game, num_players=num_players)
     diffs = []
     timed = Timed(make_agent(spec, game, num_players, seed=seed))
-    for d in range(deals):
+    for d in tqdm(range(deals), desc=f"{game} {num_players}p {spec}", unit="deal", disable=not progress, leave=False):
         seat = d % num_players
         base = [make_agent(baseline, game, num_players, seed=seed + d * num_players + s) for s in range(num_players)]
         ref = play_game(env, base, seed=seed + d)
@@ -81,18 +84,27 @@ def ladder(game: str, spec: str, deals: int, seed: int, num_players: int = 4, ba
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--game", required=True, choices=envs.available_games())
-    p.add_argument("--agent", default="pimc")
-    p.add_argument("--baseline", default="heuristic")
-    p.add_argument("--players", type=int, default=4)
-    p.add_argument("--deals", type=int, default=100)
-    p.add_argument("--seed", type=int, default=910_000, help="first deal's seed (use deals not used for tuning)")
+    from agents.spec import SPEC_LIST
+
+    p = cli.ArgumentParser(prog="python -m experiments.search_ladder", description=__doc__.split("\n\n")[0])
+    p.add_argument("--game", required=True, choices=envs.available_games(), help="which game")
+    p.add_argument("--agent", default="pimc", help=f"the agent in the one seat: {SPEC_LIST}")
+    p.add_argument("--baseline", default="heuristic", help="the agent in every other seat, and in every seat of the reference game")
+    p.add_argument("--players", type=cli.count, default=4, help="player count")
+    p.add_argument("--deals", type=cli.count, default=100, help="duplicate deals, at least 2 (a CI needs two)")
+    p.add_argument("--seed", type=cli.seed, default=910_000, help="first deal's seed (use deals not used for tuning)")
     p.add_argument("--out", default=None, help="folder for the JSON record (a new file per run)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
     if a.deals < 2:
         p.error("--deals must be at least 2 (a CI needs two deals)")
-    record = ladder(a.game, a.agent, a.deals, a.seed, a.players, a.baseline)
+    for what, spec in (("--agent", a.agent), ("--baseline", a.baseline)):
+        try:  # a bad spec or option: one line, before any game
+            envs.info(a.game, a.players)
+            make_agent(spec, a.game, a.players, seed=0)
+        except (ValueError, FileNotFoundError) as e:
+            p.error(f"{what} {spec!r}: {e}")
+    record = ladder(a.game, a.agent, a.deals, a.seed, a.players, a.baseline, progress=not a.quiet)
     d = record["difference"]
     steps = record["rollout_steps"]
     rate = f", {steps / record['search_seconds']:,.0f} play-out steps/s" if steps and record["search_seconds"] else ""

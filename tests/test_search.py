@@ -310,3 +310,16 @@ def test_ismcts_is_deterministic_and_plays_isolated_as_in_process():
     here = run_tournament("neu", agents, num_players=2, deals=1, progress=False, engine="aec")
     isolated = run_tournament("neu", agents, num_players=2, deals=1, progress=False, isolate=True)
     assert isolated["records"] == here["records"] and sum(isolated["forfeits"].values()) == 0
+
+
+def test_the_ladder_command_says_what_is_wrong_in_one_line(capsys):
+    from experiments import search_ladder
+    from tests.helpers import cli_error_line
+
+    line = cli_error_line(search_ladder.main, ["--game", "neu", "--agent", "pimc:worlds=x"], capsys)
+    assert line.startswith("python -m experiments.search_ladder: error: --agent 'pimc:worlds=x'") and "worlds" in line
+    assert "--deals must be at least 2" in cli_error_line(search_ladder.main, ["--game", "neu", "--deals", "1"], capsys)
+    with pytest.raises(SystemExit):
+        search_ladder.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "usage: python -m experiments.search_ladder" in text and "(default: 910000)" in text and "pimc_cheat" in text
