@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from experiments.exercise_child import _first  # the first line of an error, as the child writes it
+
 FOLDER = Path(__file__).resolve().parent.parent / "docs" / "exercises"
 NAMES = {1: "ex1_masked_sampling", 2: "ex2_gae", 3: "ex3_neu_agent", 4: "ex4_regret_matching"}
 TITLES = {1: "masked sampling", 2: "GAE along one seat's own decisions", 3: "a Neu agent that beats random",
@@ -53,10 +55,6 @@ class Failed(Exception):
 # --- your file, in a child process -----------------------------------------------------------------
 # The child is `experiments.exercise_child`, a fresh interpreter (never a fork of this one), in a
 # session of its own; its answers come back as plain bytes, decoded here without unpickling.
-
-
-def _first(e: BaseException) -> str:
-    return (str(e).strip().splitlines() or [""])[0][:300]
 
 
 class Student:
@@ -110,8 +108,6 @@ class Student:
         return kind, self._read(size, what)
 
     def request(self, what: str, kind: str, name: str, oid: int, args: tuple) -> Any:
-        from experiments.exercise_child import encode  # noqa: F401 (the format's other half)
-
         message = pickle.dumps((kind, name, oid, args), protocol=pickle.HIGHEST_PROTOCOL)  # to the child: trusted, this way
         try:
             self.process.stdin.write(struct.pack("<I", len(message)) + message)

@@ -51,7 +51,6 @@ import time
 
 import numpy as np
 
-from agents.search.evaluators import make_evaluator
 from agents.search.options import MAX_ITERATIONS, check_option
 from agents.search.pimc import SearchAgent
 from envs.belief import sample_world
@@ -84,8 +83,7 @@ class ISMCTSAgent(SearchAgent):
         iterations, ms = check_option(kind, "iterations", iterations), check_option(kind, "ms", ms)
         self.iterations = iterations if iterations is not None else (MAX_ITERATIONS if ms is not None else DEFAULT_ITERATIONS)
         self.ms, self.c, self.batch = ms, check_option(kind, "c", c), check_option(kind, "batch", batch)
-        self.horizon, self.rollout = check_option(kind, "horizon", horizon), rollout
-        self.evaluator = make_evaluator(check_option(kind, "evaluator", evaluator), game, num_players, rollout, horizon)
+        self._play_outs(game, num_players, rollout, horizon, evaluator)
         super().__init__(game, num_players, seed)
         self.reset()
 

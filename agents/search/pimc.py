@@ -92,6 +92,11 @@ class SearchAgent(Agent):
         """Called by every runner right before `act`, with ``engine.information_state(seat)``."""
         self._info = info_state
 
+    def _play_outs(self, game: str, num_players: int, rollout: str, horizon: str, evaluator: str) -> None:
+        """The play-out settings every search kind takes: policy, horizon and evaluator (checked)."""
+        self.horizon, self.rollout = check_option(self.name, "horizon", horizon), rollout
+        self.evaluator = make_evaluator(check_option(self.name, "evaluator", evaluator), game, num_players, rollout, horizon)
+
     def _checked_info(self, observation: dict) -> dict:
         info = getattr(self, "_info", None)
         if info is None or not np.array_equal(np.asarray(info["observation"], np.float32), observation["observation"]):
@@ -158,11 +163,10 @@ class PIMCAgent(SearchAgent):
         worlds, ms = check_option(kind, "worlds", worlds), check_option(kind, "ms", ms)
         self.worlds = worlds if worlds is not None else (MAX_WORLDS if ms is not None else DEFAULT_WORLDS)
         self.ms, self.choice, self.z = ms, check_option(kind, "choice", choice), check_option(kind, "z", z)
-        self.horizon, self.rollout = check_option(kind, "horizon", horizon), rollout
         # The policy's own move is the safe rule's default and max's tie-break; the evaluator keeps
         # its env from decision to decision.
+        self._play_outs(game, num_players, rollout, horizon, evaluator)
         self.policy = rollout_policy(rollout, game, num_players)
-        self.evaluator = make_evaluator(check_option(kind, "evaluator", evaluator), game, num_players, rollout, horizon)
         super().__init__(game, num_players, seed)
         self.reset()
         self.searched = self.deviated = 0  # decisions searched, and those where it left the policy's move
