@@ -260,3 +260,29 @@ def test_sample_world_redraws_a_world_whose_player_to_act_has_no_move():
             rep["hands"][s] = [0] * 9 + [rep["hand_sizes"][s]] + [0] * 8
     with pytest.raises(ValueError, match=f"none of {belief.SAMPLE_TRIES} redeals"):
         sample_world(info, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_compiled_play_out_is_the_step_by_step_one(game):
+    """A compiled heuristic plays whole play-outs in one call (VectorEnv.play_out): the same
+    values and agent-steps as stepping from Python, at both horizons, and the tables end as
+    the steps left them (a table whose game ended has started its next one)."""
+    for horizon in ("round", "game"):
+        fast, slow = BatchedEvaluator(game, 4, horizon=horizon), BatchedEvaluator(game, 4, horizon=horizon, compiled=False)
+        assert fast.compiled and not slow.compiled
+        for k, e in enumerate(decisions(game, 4, seed=5 + len(horizon), count=4, every=0.5)):
+            seat = e.current_player
+            worlds, moves = worlds_and_moves(e, seat, 6, seed=k)
+            seeds = [11 * k + w for w in range(len(worlds))]
+            np.testing.assert_array_equal(fast.evaluate(worlds, seat, moves, seeds), slow.evaluate(worlds, seat, moves, seeds))
+            rows = np.arange(len(worlds) * moves.size)
+            for got, want in zip(fast.venv.views(rows), slow.venv.views(rows)):
+                np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(fast.venv.state()[rows], slow.venv.state()[rows])
+        assert fast.steps == slow.steps > 0
+    with pytest.raises(ValueError, match="masked-out first move"):
+        e = decisions(game, 4, seed=1, count=1)[0]
+        venv = envs.vector_env(game, 2, 4)
+        venv.reset()
+        venv.load_rows([0], [e])
+        venv.play_out([0], [int(np.flatnonzero(~e.legal_mask().astype(bool))[0])], *fast._kernel)

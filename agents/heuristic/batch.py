@@ -9,7 +9,7 @@ takes as arguments (a subclass may change those and keep ``act_batch``).
 
 A subclass that overrides anything else the class defines (``act`` or a
 method it calls) changes the strategy in a way the kernel cannot know, so it
-loses ``act_batch`` (set to ``None``: `agents.can_act_batch` is then false and
+loses ``act_batch`` and ``play_kernel`` (set to ``None``: `agents.can_act_batch` is then false and
 tools play it one move at a time).
 """
 
@@ -50,10 +50,16 @@ class KernelHeuristic(Agent):
                 continue
             owner = next(k for k in cls.__mro__ if name in vars(k))
             if owner is not d and not issubclass(d, owner):
-                cls.act_batch = None
+                cls.act_batch = cls.play_kernel = None
                 return
 
     def act_batch(self, obs: Any, mask: Any, seat: Any) -> np.ndarray:
         obs, mask, seat = batch_arrays(obs, mask, seat, *_sizes(self.game, self.num_players))
         module = importlib.import_module(self.kernel)
         return checked_moves(module.act_batch(obs, mask, self.num_players, *(getattr(self, p) for p in self.kernel_params)))
+
+    def play_kernel(self) -> tuple:
+        """The compiled play-out of this strategy in every seat (`envs.vector.VectorEnv.play_out`):
+        ``(kernel, params)``."""
+        module = importlib.import_module(self.kernel)
+        return module.play_rows, module.play_params(self.num_players, *(getattr(self, p) for p in self.kernel_params))

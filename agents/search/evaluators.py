@@ -26,7 +26,9 @@ same reshuffles, deals and random draws.
   and one ``step(..., rows=...)`` of those rows alone. A row stops at its horizon
   (``score_events`` moved, or the game ended; a finished row starts a new game by itself,
   which is never stepped or counted). The env is kept and reused, grown when a decision needs
-  more rows.
+  more rows. A compiled heuristic (``play_kernel()``) plays the whole loop in one compiled
+  call instead (``VectorEnv.play_out``: the same steps, no Python between them), and each
+  world is read once and its table copied to a row per first move (``copy_rows``).
 * `ReadableEvaluator` plays the same play-outs on copies of the readable engines
   (`agents.search.rollout`): the reference. With ``lockstep=False`` it calls every policy's
   ``act`` one move at a time, the policies' own definition.
@@ -103,7 +105,8 @@ def _checked_pairs(worlds: Sequence[Any], first_moves: Sequence[int], seeds: Seq
 class BatchedEvaluator:
     """Play-outs on the batched engine, the policy's ``act_batch`` in every seat."""
 
-    def __init__(self, game: str, num_players: int, rollout: Any = "heuristic", horizon: str = "round") -> None:
+    def __init__(self, game: str, num_players: int, rollout: Any = "heuristic", horizon: str = "round",
+                 compiled: bool = True) -> None:
         self.game, self.num_players, self.horizon = game, num_players, check_horizon(horizon)
         self.policy = rollout_policy(rollout, game, num_players) if isinstance(rollout, (str, type)) else rollout
         if not can_act_batch(self.policy):
@@ -111,6 +114,11 @@ class BatchedEvaluator:
                              "has none (play it out with the readable evaluator, pimc's evaluator=readable)")
         self.venv: envs.vector.VectorEnv | None = None
         self.steps = 0
+        # A compiled heuristic plays whole play-outs in one call (VectorEnv.play_out); other
+        # policies (and compiled=False, the check of that path) go step by step from Python.
+        kernel = getattr(self.policy, "play_kernel", None)
+        self.compiled = bool(compiled) and kernel is not None and not keeps_rows(self.policy)
+        self._kernel = kernel() if self.compiled else None
 
     def _env(self, world: Any, rows: int) -> Any:
         """The kept env, or a new one when it is too small or of other rules."""
@@ -125,7 +133,7 @@ class BatchedEvaluator:
                  seeds: Sequence[int] | None = None) -> np.ndarray:
         worlds, moves, seeds = _checked(worlds, seat, first_moves, seeds)
         W, M = len(worlds), moves.size
-        values = self._play([world for world in worlds for _ in range(M)], np.tile(moves, W), np.repeat(seeds, M))
+        values = self._play(worlds, np.tile(moves, W), np.repeat(seeds, M), M)
         return values.reshape(W, M, self.num_players)
 
     def evaluate_pairs(self, worlds: Sequence[Any], first_moves: Sequence[int], seeds: Sequence[int]) -> np.ndarray:
@@ -134,16 +142,25 @@ class BatchedEvaluator:
         worlds, moves, seeds = _checked_pairs(worlds, first_moves, seeds)
         return self._play(worlds, moves, seeds)
 
-    def _play(self, row_worlds: list, actions: np.ndarray, row_seeds: np.ndarray) -> np.ndarray:
-        """Row ``r`` loads ``row_worlds[r]``, takes ``actions[r]``, then the policy plays (seeded
-        from ``row_seeds[r]``) to the horizon: every seat's summed reward ``[rows, n]``."""
-        R, n = len(row_worlds), self.num_players
+    def _play(self, worlds: list, actions: np.ndarray, row_seeds: np.ndarray, repeat: int = 1) -> np.ndarray:
+        """Rows ``r * repeat`` to ``r * repeat + repeat - 1`` load ``worlds[r]``; row ``i`` takes
+        ``actions[i]``, then the policy plays (seeded from ``row_seeds[i]``) to the horizon:
+        every seat's summed reward ``[rows, n]``."""
+        R, n = len(worlds) * repeat, self.num_players
         values = np.zeros((R, n))
         if R == 0:
             return values
-        venv = self._env(row_worlds[0], R)
+        venv = self._env(worlds[0], R)
         rows = np.arange(R, dtype=np.int64)
-        venv.load_rows(rows, row_worlds)
+        loaded = rows[::repeat]
+        venv.load_rows(loaded, worlds)
+        if repeat > 1:  # each world read once, its table copied to a row per first move
+            others = rows.reshape(-1, repeat)[:, 1:].reshape(-1)
+            venv.copy_rows(np.repeat(loaded, repeat - 1), others)
+        if self.compiled:  # the whole play-out in one compiled call
+            values, steps = venv.play_out(rows, actions, *self._kernel, horizon=self.horizon, limit=ROLLOUT_LIMIT)
+            self.steps += steps
+            return values
         policy, per_row = self.policy, keeps_rows(self.policy)
         if per_row:
             policy.seed_rows(rows, row_seeds[:, None] + np.arange(n, dtype=np.int64)[None, :])

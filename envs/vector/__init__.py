@@ -37,6 +37,10 @@ Arrays, for ``N = num_envs`` tables:
   per table that goes up with exactly the steps that have a score event (a
   round's end, Deadfall's DEAD call), even one whose rewards are all zero (a
   round cut short in Not For Me, a drawn round in Ma's Jong).
+* ``play_out(rows, actions, kernel, params, horizon)``: search's play-outs,
+  each table from its first move to the next score event (or the game's end)
+  in one compiled call, every seat moved by a compiled policy (a compiled
+  heuristic's ``play_kernel()``); every seat's summed rewards come back.
 * ``load_rows(rows, worlds) -> obs, mask, seat``: tables ``rows`` (distinct
   indices) take the states of readable engines of the same game, player count
   and rule options in a game under way (an engine played to some point, or a
@@ -44,13 +48,15 @@ Arrays, for ``N = num_envs`` tables:
   kernels. From then on those tables play exactly the engines' games: their
   views, ``state()``, ``scores()``, rewards and final results are the
   engine's (tests/test_load_rows.py checks this at every step to the end of
-  thousands of loaded games). A world's PCG64 stream is copied bit for bit, so
+  thousands of loaded games). A game's module reads an engine in
+  ``load_row(st, t, engine)``, or packs it into ints (``pack_row``) that one
+  compiled call reads for all the worlds (``unpack_rows``; tests check both
+  give the same tables). A world's PCG64 stream is copied bit for bit, so
   even later reshuffles and deals agree. An engine given for several rows is
   read once and its table copied to the others (search plays every first move
   from the same world). When a loaded game ends, the table starts the game it
   would have started next anyway (``table_seed(row, k)``,
-  ``k`` the games started there so far). Each game's kernel module reads its
-  engine in ``load_row(st, t, engine)``. Bad input is refused
+  ``k`` the games started there so far). Bad input is refused
   (``ValueError``, one line) and leaves every table as it was.
 
 How the kernels are compiled: every helper is inlined (``inline="always"``)
@@ -285,6 +291,7 @@ class VectorEnv:
         # An engine given for several rows (search plays every move from the same world) is
         # checked and read once; its other rows get a copy of the first one's table.
         first: dict[int, int] = {}
+        first_worlds = []
         copies = []
         for i, (t, world) in enumerate(zip(r.tolist(), worlds)):
             if id(world) in first:
@@ -292,13 +299,23 @@ class VectorEnv:
             else:
                 self._check_world(i, world)
                 first[id(world)] = t
+                first_worlds.append(world)
         fields = [self._st[f] for f in self._table_fields]
         saved = [(a, a[r]) for a in fields]
         try:
-            for world, t in zip(worlds, r.tolist()):
-                if first[id(world)] == t:
+            pack = getattr(self._k, "pack_row", None)
+            if pack is not None:  # the worlds as one int array, read in one compiled call
+                flat: list = []
+                starts = []
+                for world in first_worlds:
+                    starts.append(len(flat))
+                    flat += pack(world)
+                self._k.unpack_rows(self._st, np.array(list(first.values()), np.int64), np.array(flat, np.int64),
+                                    np.array(starts, np.int64))
+            for world, t in zip(first_worlds, first.values()):
+                if pack is None:
                     self._k.load_row(self._st, t, world)
-                    R.copy_stream(self._st.rng, t, world.rng)
+                R.copy_stream(self._st.rng, t, world.rng)
             if copies:
                 src, dst = np.array(copies, np.int64).T
                 for a in fields:
@@ -315,6 +332,69 @@ class VectorEnv:
             self.views()
             raise
         return views
+
+    def play_out(self, rows: Any, actions: Any, kernel: Any, params: tuple, horizon: str = "round",
+                 limit: int = 20_000) -> tuple[np.ndarray, int]:
+        """Play tables ``rows`` from ``actions`` (one first move each) to the horizon in one
+        compiled call, every seat moved by a compiled policy: search's play-outs without Python
+        between steps. ``horizon`` is ``"round"`` (to the next score event, as `score_events`
+        counts them) or ``"game"``. Returns every seat's summed rewards (float64 ``[len(rows),
+        num_players]``, each step's float32 rewards added as `step` returns them) and the
+        agent-steps played.
+
+        ``kernel(st, rows, actions, values, round_only, limit, rewards, done, final_scores,
+        final_ranks, scratch, obs, mask, who, tables, active, start, params)`` is a compiled
+        function that runs `envs.vector.loops.play_out` with this game's kernels and its policy
+        (a compiled heuristic offers one: ``play_kernel()``); ``params`` are the policy's. The
+        tables end exactly as `step` would have left them move by move: a table whose game
+        ended has started its next one, and `views` are the tables' own."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before play_out()")
+        if horizon not in ("round", "game"):
+            raise ValueError(f"horizon must be round or game, got {horizon!r}")
+        r = self._table_rows(rows)
+        a = np.asarray(actions)
+        if a.shape != r.shape or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions must be an integer array of shape ({r.size},), got {a.dtype} {a.shape}")
+        a = a.astype(np.int64)  # a copy: the kernel writes each step's moves into it
+        bad = _illegal_rows(self._mask, r, a)
+        if bad.size:
+            raise ValueError(f"masked-out first move(s) at table(s) {r[bad[:10]].tolist()} ({bad.size} in all)")
+        R, n = r.size, self.num_players
+        values = np.zeros((R, n))
+        if R == 0:
+            return values, 0
+        done = np.zeros(self.num_envs, np.bool_)
+        steps = kernel(self._st, r, a, values, horizon == "round", int(limit), np.zeros((self.num_envs, n), np.float32),
+                       done, self.final_scores, self.final_ranks, self._scratch,
+                       np.empty((R, self.obs_size), np.float32), np.zeros((R, self.num_actions), np.int8),
+                       np.empty(R, np.int64), np.empty(R, np.int64), np.empty(R, np.int64), np.empty(R, np.int64), params)
+        finished = r[done[r]]
+        if finished.size:
+            self._start(finished)
+        self._views(r, None)  # what step checks the next moves against
+        if steps < 0:
+            raise RuntimeError(f"a {self.game} play-out did not end in {limit} steps")
+        return values, int(steps)
+
+    def copy_rows(self, src: Any, dst: Any) -> None:
+        """Tables ``dst[i]`` take table ``src[i]``'s game as it stands (position, scores and
+        chance stream: from then on both play the same game for the same moves). Search loads
+        a world once and copies it to a row per first move. ``src`` may repeat a table;
+        ``dst`` must be distinct and disjoint from ``src``; the count of games started at each table is its own."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before copy_rows()")
+        s, d = np.asarray(src), self._table_rows(dst)
+        if s.ndim != 1 or not np.issubdtype(s.dtype, np.integer) or (s.size and (s.min() < 0 or s.max() >= self.num_envs)):
+            raise ValueError(f"src must be a 1-d sequence of table indices in [0, {self.num_envs})")
+        if s.size != d.size:
+            raise ValueError(f"src and dst differ in length: {s.size} and {d.size}")
+        if np.intersect1d(s, d).size:
+            raise ValueError("src and dst must not share a table")
+        for f in self._table_fields:
+            a = self._st[f]
+            a[d] = a[s]
+        self._mask[d] = self._mask[s]
 
     def _check_world(self, i: int, world: Any) -> None:
         where = f"worlds[{i}]"

@@ -350,6 +350,12 @@ def scores(st: State) -> np.ndarray:
     return st.chips.astype(np.int64) + 1
 
 
+@njit(cache=True, inline="always")
+def table_events(st, t):
+    """`score_events` of one table, for compiled loops (`loops.play_out`)."""
+    return np.int64(st.hand_number[t])
+
+
 def score_events(st: State, rows: np.ndarray) -> np.ndarray:
     """`VectorEnv.score_events`: every DEAD call settles the hand and deals the next, so the hands."""
     return st.hand_number[rows].astype(np.int64)

@@ -96,3 +96,50 @@ def draw_counts(st, t, v, i):
     for c in range(st.ndraw[t]):
         v[i + st.draw[t, c]] += 1
     return i + kinds
+
+
+@njit(cache=True, inline="always")
+def play_out(st, rows, actions, values, round_only, limit, rewards, done, final_scores, final_ranks, scratch,
+             obs, mask, who, tables, active, start, step_rows, write_views, events, policy, params):
+    """Play table ``rows[i]`` from ``actions[i]`` on, every seat moved by a compiled ``policy``,
+    to the horizon (the next score event with ``round_only``, else the game's end), adding
+    every seat's rewards into ``values[i]``; the search's play-out loop of
+    `envs.vector.VectorEnv.play_out`, with no Python between steps.
+
+    ``step_rows`` and ``write_views`` are the game's kernels, ``events(st, t)`` its score-event
+    count of one table, ``policy(obs, mask, n, params, out)`` the moves for a batch of views.
+    The other arrays are scratch space sized for ``rows`` (``obs``, ``mask``: per row; the
+    rest per table or per row as named). Returns the agent-steps played, or -1 when a play-out
+    did not end in ``limit`` steps. ``done[t]`` is left set at the tables whose game ended.
+    """
+    n = values.shape[1]
+    k = rows.shape[0]
+    for i in range(k):
+        active[i] = i
+        tables[i] = rows[i]
+        start[i] = events(st, rows[i])
+        done[rows[i]] = False
+    steps = 0
+    for _ in range(limit):
+        for i in range(k):
+            for s in range(n):
+                rewards[tables[i], s] = 0.0
+        step_rows(st, tables[:k], actions[:k], rewards, done, final_scores, final_ranks, scratch)
+        steps += k
+        j = 0
+        for i in range(k):
+            p, t = active[i], tables[i]
+            for s in range(n):
+                values[p, s] += rewards[t, s]
+            if done[t] or (round_only and events(st, t) != start[p]):
+                continue
+            active[j], tables[j] = p, t
+            j += 1
+        k = j
+        if k == 0:
+            return steps
+        for i in range(k):
+            who[i] = st.cur[tables[i]]
+        write_views(st, tables[:k], who[:k], obs[:k], mask[:k], True)
+        policy(obs[:k], mask[:k], n, params, actions[:k])
+    return -1

@@ -135,6 +135,52 @@ def load_row(st, t, engine: ref.Neu) -> None:
     st.cur[t] = engine.current_player
 
 
+def pack_row(engine: ref.Neu) -> list:
+    """`load_row`'s state as one list of ints (`VectorEnv.load_rows` packs many worlds and reads
+    them in one compiled call, `unpack_rows`: the same tables as `load_row`, faster)."""
+    e = engine
+    flat = [e.total, e.direction, e.owed, e.round, e.dealer, e.current_player, len(e.draw), len(e.played)]
+    for hand in e.hands:
+        flat += hand
+    flat += e.hand_sizes
+    flat += e.chips
+    flat += e.out
+    flat += e.eliminated_at
+    flat += e.played_counts
+    flat += e.draw
+    flat += e.played
+    return flat
+
+
+@njit(cache=True)
+def unpack_rows(st, tables, flat, starts):
+    """Tables ``tables[i]`` take the packed state at ``flat[starts[i]:]`` (`pack_row`)."""
+    n, kinds = st.hands.shape[1], st.hands.shape[2]
+    for i in range(tables.shape[0]):
+        t, j = tables[i], starts[i]
+        st.total[t], st.direction[t], st.owed[t] = flat[j], flat[j + 1], flat[j + 2]
+        st.rnd[t], st.dealer[t], st.cur[t] = flat[j + 3], flat[j + 4], flat[j + 5]
+        nd, np_ = flat[j + 6], flat[j + 7]
+        st.ndraw[t], st.nplayed[t] = nd, np_
+        j += 8
+        for s in range(n):
+            for k in range(kinds):
+                st.hands[t, s, k] = flat[j + k]
+            j += kinds
+        for s in range(n):
+            st.sizes[t, s], st.chips[t, s], st.out[t, s] = flat[j + s], flat[j + n + s], flat[j + 2 * n + s] != 0
+            st.elim[t, s] = flat[j + 3 * n + s]
+        j += 4 * n
+        for k in range(kinds):
+            st.pcounts[t, k] = flat[j + k]
+        j += kinds
+        for c in range(nd):
+            st.draw[t, c] = flat[j + c]
+        j += nd
+        for c in range(np_):
+            st.played[t, c] = flat[j + c]
+
+
 # -- legality -------------------------------------------------------------------
 
 
@@ -311,6 +357,12 @@ def write_state(st, out):
 
 def scores(st: State) -> np.ndarray:
     return st.chips.astype(np.int64)
+
+
+@njit(cache=True, inline="always")
+def table_events(st, t):
+    """`score_events` of one table, for compiled loops (`loops.play_out`)."""
+    return np.int64(st.rnd[t])
 
 
 def score_events(st: State, rows: np.ndarray) -> np.ndarray:

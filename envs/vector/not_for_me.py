@@ -457,6 +457,12 @@ def scores(st: State) -> np.ndarray:
     return -st.penalties.astype(np.int64)
 
 
+@njit(cache=True, inline="always")
+def table_events(st, t):
+    """`score_events` of one table, for compiled loops (`loops.play_out`)."""
+    return np.int64(st.rnd[t])
+
+
 def score_events(st: State, rows: np.ndarray) -> np.ndarray:
     """`VectorEnv.score_events`: a round scores when it ends (with no penalties when it is cut
     short), and the next one is dealt, so the rounds."""

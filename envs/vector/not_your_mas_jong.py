@@ -388,6 +388,75 @@ def load_row(st, t, engine: ref.NotYourMasJong) -> None:
     st.cur[t] = engine.current_player
 
 
+def pack_row(engine: ref.NotYourMasJong) -> list:
+    """`load_row`'s state as one list of ints (`VectorEnv.load_rows` packs many worlds and reads
+    them in one compiled call, `unpack_rows`: the same tables as `load_row`, faster)."""
+    e = engine
+    pending = e._pending_event
+    flat = [e.round, -1 if e.final_round is None else e.final_round, e.ma, e.phase, e.current_discard, e.discarder,
+            e.current_player, len(e.draw), len(e.to_ask)]
+    for hand in e.hands:
+        flat += hand
+    flat += e.hand_sizes
+    flat += e.tokens
+    flat += e.claims
+    flat += [0] * e.num_players if pending is None else pending.deltas
+    flat += e.to_ask
+    flat += e.draw
+    for pile in e.discard_piles:
+        flat.append(len(pile))
+        flat += pile
+    for sets in e.locked_sets:
+        flat.append(sum(len(cards) for cards in sets))
+        for cards in sets:
+            flat += cards
+    return flat
+
+
+@njit(cache=True)
+def unpack_rows(st, tables, flat, starts):
+    """Tables ``tables[i]`` take the packed state at ``flat[starts[i]:]`` (`pack_row`)."""
+    n = st.hands.shape[1]
+    for i in range(tables.shape[0]):
+        t, j = tables[i], starts[i]
+        st.rnd[t], st.final_round[t], st.ma[t] = flat[j], flat[j + 1], flat[j + 2]
+        st.phase[t], st.current_discard[t], st.discarder[t] = flat[j + 3], flat[j + 4], flat[j + 5]
+        st.cur[t] = flat[j + 6]
+        nd, na = flat[j + 7], flat[j + 8]
+        st.ndraw[t], st.ask_pos[t], st.ask_len[t] = nd, 0, na
+        j += 9
+        for s in range(n):
+            for k in range(NUM_TYPES):
+                st.hands[t, s, k] = flat[j + k]
+            for u in range(SUITS):  # the hand checker's base-4 codes
+                code = 0
+                for r in range(RANKS):
+                    code += flat[j + u * RANKS + r] * POW4[r]
+                st.codes[t, s, u] = code
+            j += NUM_TYPES
+        for s in range(n):
+            st.sizes[t, s], st.tokens[t, s] = flat[j + s], flat[j + n + s]
+            st.claims[t, s], st.pending[t, s] = flat[j + 2 * n + s], flat[j + 3 * n + s]
+        j += 4 * n
+        st.ask[t, :] = -1
+        for c in range(na):
+            st.ask[t, c] = flat[j + c]
+        j += na
+        for c in range(nd):
+            st.draw[t, c] = flat[j + c]
+        j += nd
+        for s in range(n):  # counts per card type: the order of a pile or of the locked sets never matters
+            st.discards[t, s, :] = 0
+            for c in range(flat[j]):
+                st.discards[t, s, flat[j + 1 + c]] += 1
+            j += 1 + flat[j]
+        for s in range(n):
+            st.locked[t, s, :] = 0
+            for c in range(flat[j]):
+                st.locked[t, s, flat[j + 1 + c]] += 1
+            j += 1 + flat[j]
+
+
 # -- views ----------------------------------------------------------------------------
 
 
@@ -464,6 +533,15 @@ def write_state(st, out):
 
 def scores(st: State) -> np.ndarray:
     return st.tokens.astype(np.int64)
+
+
+@njit(cache=True, inline="always")
+def table_events(st, t):
+    """`score_events` of one table, for compiled loops (`loops.play_out`)."""
+    pending = False
+    for s in range(st.pending.shape[1]):
+        pending = pending or st.pending[t, s] != 0
+    return 2 * np.int64(st.rnd[t]) + (0 if pending else 1)
 
 
 def score_events(st: State, rows: np.ndarray) -> np.ndarray:

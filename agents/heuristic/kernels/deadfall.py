@@ -7,6 +7,8 @@ from numba import njit
 
 from agents.heuristic.deadfall import CALL_MARGIN, KEEP_CARDS
 from agents.heuristic.kernels.common import COMB
+from envs.vector import deadfall as V
+from envs.vector import loops
 from envs.deadfall import (A_DEAD, DOOR, NUM_RANKS, OBS_HAND, OBS_PHASE, OBS_POT, OBS_SEATS, OBS_UNSEEN, SEAT_BLOCK,
                            SEAT_CHIPS, SEAT_HAND_SIZE, SEAT_PICKED, SEAT_TOP)
 
@@ -97,3 +99,23 @@ def act_batch(obs: np.ndarray, mask: np.ndarray, num_players: int) -> np.ndarray
     out = np.empty(obs.shape[0], np.int64)
     _act_rows(obs, mask, num_players, out)
     return out
+
+
+# The compiled play-out (`envs.vector.VectorEnv.play_out`): this strategy in every seat, no
+# Python between steps.
+@njit(cache=True, inline="always")
+def _policy(obs, mask, n, params, out):
+    _act_rows(obs, mask, n, out)
+
+
+@njit(cache=True)
+def play_rows(st, rows, actions, values, round_only, limit, rewards, done, final_scores, final_ranks, scratch,
+              obs, mask, who, tables, active, start, params):
+    return loops.play_out(st, rows, actions, values, round_only, limit, rewards, done, final_scores, final_ranks,
+                          scratch, obs, mask, who, tables, active, start, V.step_rows, V.write_views, V.table_events,
+                          _policy, params)
+
+
+def play_params(num_players: int) -> tuple:
+    """The `play_rows` policy parameters, as `act_batch` takes them."""
+    return (0,)  # (no parameters: a one-element tuple, as numba types it)

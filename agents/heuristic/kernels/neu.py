@@ -11,6 +11,8 @@ from numba import njit
 
 from agents.heuristic.kernels.common import COMB
 from agents.heuristic.neu import HIGH_TOTALS
+from envs.vector import neu as V
+from envs.vector import loops
 from envs.neu import (A_DOUBLE, A_PASS, A_SHOT, A_TURN, CARD_101, COPIES, DOUBLE, NUM_KINDS, NUMBER_VALUES, OBS_DIRECTION,
                      OBS_HAND, OBS_OWED, OBS_PLAYED, OBS_SEATS, OBS_TOTAL, PASS, SEAT_BLOCK, SEAT_CHIPS, SEAT_HAND_SIZE,
                      SEAT_IN_GAME, SHOT, TURN)
@@ -131,3 +133,23 @@ def act_batch(obs: np.ndarray, mask: np.ndarray, num_players: int, attack_weight
     out = np.empty(obs.shape[0], np.int64)
     _act_rows(obs, mask, num_players, float(attack_weight), float(future_weight), out)
     return out
+
+
+# The compiled play-out (`envs.vector.VectorEnv.play_out`): this strategy in every seat, no
+# Python between steps.
+@njit(cache=True, inline="always")
+def _policy(obs, mask, n, params, out):
+    _act_rows(obs, mask, n, params[0], params[1], out)
+
+
+@njit(cache=True)
+def play_rows(st, rows, actions, values, round_only, limit, rewards, done, final_scores, final_ranks, scratch,
+              obs, mask, who, tables, active, start, params):
+    return loops.play_out(st, rows, actions, values, round_only, limit, rewards, done, final_scores, final_ranks,
+                          scratch, obs, mask, who, tables, active, start, V.step_rows, V.write_views, V.table_events,
+                          _policy, params)
+
+
+def play_params(num_players: int, attack_weight: float, future_weight: float) -> tuple:
+    """The `play_rows` policy parameters, as `act_batch` takes them."""
+    return (float(attack_weight), float(future_weight))

@@ -9,6 +9,8 @@ from numba import njit
 
 from agents.heuristic.kernels.common import legal_count_and_first
 from agents.heuristic.not_for_me import CLOSE_TO_OUT
+from envs.vector import not_for_me as V
+from envs.vector import loops
 from envs.not_for_me import (ANSWER, DRAW, NUM_KINDS, NUM_WILDS, NUMBERS, OBS_FIELD_COUNT, OBS_HAND, OBS_OFFER_SIZE,
                              OBS_PHASE, OBS_SEATS, OBS_SUPPLY, SEAT_FIELDS, SEAT_GIVER, SEAT_HAND, SUPPLY_SLOTS, WILD,
                              WILDS_ONLY, ActionLayout)
@@ -159,3 +161,23 @@ def act_batch(obs: np.ndarray, mask: np.ndarray, num_players: int) -> np.ndarray
     out = np.empty(obs.shape[0], np.int64)
     _act_rows(obs, mask, num_players, layout_array(num_players), out)
     return out
+
+
+# The compiled play-out (`envs.vector.VectorEnv.play_out`): this strategy in every seat, no
+# Python between steps.
+@njit(cache=True, inline="always")
+def _policy(obs, mask, n, params, out):
+    _act_rows(obs, mask, n, params[0], out)
+
+
+@njit(cache=True)
+def play_rows(st, rows, actions, values, round_only, limit, rewards, done, final_scores, final_ranks, scratch,
+              obs, mask, who, tables, active, start, params):
+    return loops.play_out(st, rows, actions, values, round_only, limit, rewards, done, final_scores, final_ranks,
+                          scratch, obs, mask, who, tables, active, start, V.step_rows, V.write_views, V.table_events,
+                          _policy, params)
+
+
+def play_params(num_players: int) -> tuple:
+    """The `play_rows` policy parameters, as `act_batch` takes them."""
+    return (layout_array(num_players),)

@@ -8,6 +8,8 @@ from numba import njit
 
 from agents.heuristic.kernels.common import legal_count_and_first
 from agents.heuristic.kernels.hand_distance import shanten, shanten_each, suit_options
+from envs.vector import not_your_mas_jong as V
+from envs.vector import loops
 from envs.not_your_mas_jong import (A_PASS, A_STEAL_WIN, COPIES, NUM_TYPES, OBS_DISCARD, OBS_HAND, OBS_PHASE, OBS_SEATS,
                                     SEAT_BLOCK, SEAT_DISCARDS, SEAT_LOCKED, SET_STEAL_CARDS)
 
@@ -147,3 +149,23 @@ def act_batch(obs: np.ndarray, mask: np.ndarray, num_players: int) -> np.ndarray
     out = np.empty(obs.shape[0], np.int64)
     _act_rows(obs, mask, num_players, *suit_options(), out)
     return out
+
+
+# The compiled play-out (`envs.vector.VectorEnv.play_out`): this strategy in every seat, no
+# Python between steps.
+@njit(cache=True, inline="always")
+def _policy(obs, mask, n, params, out):
+    _act_rows(obs, mask, n, params[0], params[1], out)
+
+
+@njit(cache=True)
+def play_rows(st, rows, actions, values, round_only, limit, rewards, done, final_scores, final_ranks, scratch,
+              obs, mask, who, tables, active, start, params):
+    return loops.play_out(st, rows, actions, values, round_only, limit, rewards, done, final_scores, final_ranks,
+                          scratch, obs, mask, who, tables, active, start, V.step_rows, V.write_views, V.table_events,
+                          _policy, params)
+
+
+def play_params(num_players: int) -> tuple:
+    """The `play_rows` policy parameters, as `act_batch` takes them."""
+    return suit_options()
