@@ -150,7 +150,7 @@ class Deadfall(Engine):
         self._seats_at_deal = np.zeros(n + SEAT_BLOCK * n, dtype=np.float32)  # door picks, then the blocks
         self._seats_at_deal[n + SEAT_HAND_SIZE :: SEAT_BLOCK] = self.hand_size
         self._order = _DECK_ARRAY.copy()  # the deck, shuffled in place every hand
-        self.set_bounds(*self._bounds())
+        self.set_bounds()
 
     INFO_SEATS = frozenset({"caller", "target"})
     conserves = "pot"

@@ -121,7 +121,7 @@ class Neu(Engine):
         self.state_size = NUM_KINDS * n + self.obs_size  # every hand, the draw pile, the public block (obs without a hand)
         self._order = [[(seat + r) % n for r in range(n)] for seat in range(n)]  # seat-relative views
         self._no_shots = [0] * (n - 1)
-        self.set_bounds(*self._bounds())
+        self.set_bounds()
 
     def _bounds(self) -> tuple[Bounds, Bounds]:
         n = self.num_players

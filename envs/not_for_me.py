@@ -207,7 +207,7 @@ class NotForMe(Engine):
         self._offers = [list(range(f, f + n - 1)) for f in first]
         self._seat_order = [[(seat + r) % n for r in range(n)] for seat in range(n)]  # seat-relative views
         self.out = [False] * n
-        self.set_bounds(*self._bounds())
+        self.set_bounds()
 
     def _bounds(self) -> tuple[Bounds, Bounds]:
         n, c, deck = self.num_players, copies_per_number(self.num_players), len(self.deck)

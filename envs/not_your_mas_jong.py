@@ -129,6 +129,7 @@ _NAME_TO_TYPE = _names()
 
 # -- the hand checker ---------------------------------------------------------------
 POW4 = tuple(4**r for r in range(RANKS))
+_POW4 = np.array(POW4, np.int64)
 SETS_ONLY, SETS_AND_PAIR, NO_SHAPE = 0, 1, 9  # a complete hand's suit statuses sum to exactly 1
 
 
@@ -224,7 +225,7 @@ class NotYourMasJong(Engine):
         self.state_size = NUM_TYPES * n + NUM_TYPES + (self.obs_size - OBS_DISCARD) + 2 * n
         self.round_limit = ROUND_LIMIT[n]
         self.ask_everyone = self.options["steal_phase"] == "every_player"
-        self.set_bounds(*self._bounds())
+        self.set_bounds()
 
     INFO_SEATS = frozenset({"winner", "ma", "then_winner", "then_ma"})
     INFO_CODES = {"result": RESULT_NAMES, "then_result": RESULT_NAMES}
@@ -601,10 +602,8 @@ class NotYourMasJong(Engine):
 
     def refresh(self) -> None:
         super().refresh()
-        self.codes = [[0] * len(SUITS) for _ in range(self.num_players)]
-        for seat, hand in enumerate(self.hands):
-            for card, count in enumerate(hand):
-                self.codes[seat][card // 5] += POW4[card % 5] * count
+        # Each suit's base-4 code: the hand's counts by suit and rank, times 4**rank.
+        self.codes = (np.array(self.hands, np.int64).reshape(self.num_players, len(SUITS), RANKS) @ _POW4).tolist()
         self.table[:, SEAT_HAND_SIZE] = self.hand_sizes
 
     def shuffle_hidden(self, seat: int, rng: np.random.Generator) -> None:
