@@ -19,11 +19,13 @@ from agents.search.rollout import HORIZONS
 MAX_WORLDS = 4096  # worlds a decision may sample: each is a whole game held in memory
 MAX_ITERATIONS = 1 << 20  # ismcts iterations a decision may run: each adds a tree node
 CHOICES = ("safe", "max")
+PILES = ("known", "shuffled")
+BELIEFS = ("uniform", "evidence")  # pimc: worlds drawn uniformly, or weighted by the others' public moves  # pimc_cheat: the draw pile's order seen, or shuffled in every world
 
 COMMON = {"ms": None, "rollout": "heuristic", "horizon": "round", "evaluator": "batched"}
-PIMC = {"worlds": None, "choice": "safe", "z": 1.645, **COMMON}
+PIMC = {"worlds": None, "choice": "safe", "z": 1.645, "belief": "uniform", **COMMON}
 ISMCTS = {"iterations": None, "c": 0.7, "batch": 12, **COMMON}
-SEARCH_OPTIONS = {"pimc": PIMC, "pimc_cheat": PIMC, "ismcts": ISMCTS}
+SEARCH_OPTIONS = {"pimc": PIMC, "pimc_cheat": {**PIMC, "pile": "known"}, "ismcts": ISMCTS}
 OPTION_KEYS = tuple(dict.fromkeys(k for options in SEARCH_OPTIONS.values() for k in options))
 
 
@@ -61,7 +63,8 @@ def check_option(kind: str, key: str, value: Any) -> Any:
         return _number(kind, key, value, positive=True)
     if key in ("z", "c"):
         return _number(kind, key, value, positive=False)
-    for name, valid in (("choice", CHOICES), ("horizon", HORIZONS), ("evaluator", EVALUATORS)):
+    for name, valid in (("choice", CHOICES), ("horizon", HORIZONS), ("evaluator", EVALUATORS), ("pile", PILES),
+                        ("belief", BELIEFS)):
         if key == name and value not in valid:
             raise ValueError(f"{kind}: {key} must be one of {', '.join(valid)}, got {value!r}")
     return value

@@ -37,7 +37,7 @@ After `act`, ``option_values(observation)`` gives each legal move's estimated va
 seat (NaN for illegal moves) and ``action_probs(observation)`` a distribution over the
 actions (all on the chosen move, or ``softmax(values / temperature)``).
 
-Options (spec ``pimc:worlds=8,choice=safe,z=1.645,rollout=heuristic,horizon=round,evaluator=batched``,
+Options (spec ``pimc:worlds=8,choice=safe,z=1.645,belief=uniform,rollout=heuristic,horizon=round,evaluator=batched``,
 or ``pimc:ms=20``):
 
 * ``worlds``: the world budget (default 8; see above);
@@ -48,11 +48,20 @@ or ``pimc:ms=20``):
   ``random`` (in Python, any agent class; the batched evaluator needs one with ``act_batch``);
 * ``horizon``: ``round`` (to the next score event, default) or ``game``;
 * ``evaluator``: ``batched`` (play-outs on the batched engine, default) or ``readable``
-  (on the readable engines, the reference). Both give the same values, so the same moves.
+  (on the readable engines, the reference). Both give the same values, so the same moves;
+* ``belief``: ``uniform`` (default: every hidden card equally likely anywhere it could be,
+  `envs.belief.sample_world`) or ``evidence``: the worlds that fit the others' public moves
+  under the play-out policy are kept more often (rejection sampling on the policy's
+  ``evidence(world, seat)``, a likelihood factor in (0, 1]; up to `EVIDENCE_TRIES` uniform
+  worlds per world kept). The Ma's Jong heuristic reads each other seat's last discard; a
+  policy without ``evidence`` leaves the worlds uniform.
 
 `PIMCCheat` (spec ``pimc_cheat``) is an upper bound, not a fair player: runners hand it
 the real game through ``cheat_inform(engine)`` (a copy), and its worlds are that true state
-(every hand and the draw pile's order) with fresh chance streams. It never enters a leaderboard or compare by default.
+(every hand and the draw pile's order) with fresh chance streams. With ``pile=shuffled`` its
+worlds keep every hand but shuffle the draw pile (in the games that keep one as ``draw``):
+what a sampler that knew the other hands exactly could give pimc, so the gap between it and
+``pimc`` bounds what a better sampler is worth. It never enters a leaderboard or compare by default.
 """
 
 from __future__ import annotations
@@ -67,12 +76,15 @@ import numpy as np
 from agents.base import Agent
 from agents.search.evaluators import make_evaluator, rollout_policy
 from agents.search.options import MAX_WORLDS, PIMC, check_option, parse_search_options
+import envs
 from envs.belief import sample_world
+from envs.engine import shuffled
 
 DEFAULTS = PIMC  # the spec options and their defaults (agents.search.options)
 DEFAULT_WORLDS = 8
 MIN_ROUND_WORLDS = 2  # a round's paired differences need two worlds for a spread
 MAX_HALVINGS = 2  # each round is a play-out's length of batched steps, whatever its width: few, wide rounds
+EVIDENCE_TRIES = 4  # belief=evidence: uniform worlds drawn per world kept, at most
 MS_CHUNK_PLAYOUTS = 32  # with an ms budget, play-outs evaluated between two looks at the clock
 
 __all__ = ["DEFAULTS", "MAX_WORLDS", "PIMCAgent", "PIMCCheat", "parse_search_options", "SearchAgent"]
@@ -158,7 +170,7 @@ class PIMCAgent(SearchAgent):
 
     def __init__(self, game: str, num_players: int, seed: int | None = None, worlds: int | None = None,
                  ms: float | None = None, choice: str = "safe", z: float = 1.645, rollout: str = "heuristic",
-                 horizon: str = "round", evaluator: str = "batched") -> None:
+                 horizon: str = "round", evaluator: str = "batched", belief: str = "uniform") -> None:
         kind = self.name
         worlds, ms = check_option(kind, "worlds", worlds), check_option(kind, "ms", ms)
         self.worlds = worlds if worlds is not None else (MAX_WORLDS if ms is not None else DEFAULT_WORLDS)
@@ -167,9 +179,13 @@ class PIMCAgent(SearchAgent):
         # its env from decision to decision.
         self._play_outs(game, num_players, rollout, horizon, evaluator)
         self.policy = rollout_policy(rollout, game, num_players)
+        self.belief = check_option(kind, "belief", belief)
+        # The weight of a world's public moves under the play-out policy (None: it has none to give).
+        self._evidence = getattr(self.policy, "evidence", None) if self.belief == "evidence" else None
         super().__init__(game, num_players, seed)
         self.reset()
         self.searched = self.deviated = 0  # decisions searched, and those where it left the policy's move
+        self.short = 0  # worlds the evidence belief filled with rejected ones (EVIDENCE_TRIES ran out)
 
     @property
     def steps(self) -> int:
@@ -177,7 +193,19 @@ class PIMCAgent(SearchAgent):
         return self.evaluator.steps
 
     def draw_worlds(self, info: dict, count: int) -> list:
-        return [sample_world(info, self.rng) for _ in range(count)]
+        if self._evidence is None:
+            return [sample_world(info, self.rng) for _ in range(count)]
+        # Rejection sampling: a uniform world is kept with probability evidence(world) <= 1,
+        # so the kept ones follow the belief that the others played the play-out policy.
+        # After EVIDENCE_TRIES draws per world, the last rejected ones fill in.
+        kept, rejected, seat = [], [], info["seat"]
+        for _ in range(EVIDENCE_TRIES * count):
+            world = sample_world(info, self.rng)
+            (kept if self.rng.random() < self._evidence(world, seat) else rejected).append(world)
+            if len(kept) == count:
+                return kept
+        self.short += count - len(kept)
+        return kept + rejected[len(kept) - count:]
 
     def _play(self, info: dict, seat: int, moves: np.ndarray, count: int) -> np.ndarray:
         """`count` new worlds, every one of `moves` played in each: the seat's values [count, moves]."""
@@ -271,6 +299,12 @@ class PIMCCheat(PIMCAgent):
 
     name = "pimc_cheat"
 
+    def __init__(self, game: str, num_players: int, seed: int | None = None, pile: str = "known", **options: Any) -> None:
+        super().__init__(game, num_players, seed, **options)
+        self.pile = check_option(self.name, "pile", pile)
+        if self.pile == "shuffled" and "draw" not in envs.engine_class(game).STATE_FIELDS:
+            raise ValueError(f"pimc_cheat: pile=shuffled needs a draw pile, and {game} keeps none as `draw`")
+
     def reset(self) -> None:
         super().reset()
         self._engine = None
@@ -284,5 +318,8 @@ class PIMCCheat(PIMCAgent):
                              "calls it, for cardzoo's own upper bounds only)")
         worlds = [copy.deepcopy(self._engine) for _ in range(count)]
         for world in worlds:
+            if self.pile == "shuffled":  # every hand seen, the pile's order not: what a perfect sampler could know
+                world.draw = shuffled(sorted(world.draw), self.rng)
+                world.refresh()
             world.rng = np.random.default_rng(int(self.rng.integers(2**63)))
         return worlds
