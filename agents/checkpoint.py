@@ -44,11 +44,12 @@ import re
 import warnings
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-
-from agents.network import ActorCritic, critic_size, input_size, network_shapes
+# torch and the network are imported where a checkpoint is read, built or saved: importing this
+# module (its constants, for a trainer's --help) stays quick.
+if TYPE_CHECKING:
+    from agents.network import ActorCritic
 
 CHECKPOINT_FORMAT = "cardzoo-ppo-1"
 MAX_HIDDEN = 4096  # the shipped networks use 128-256; a larger header is damage or a trap
@@ -177,6 +178,8 @@ def _runs_code(path: Path) -> bool:
 
 
 def _load(path: Path) -> dict:
+    import torch
+
     try:
         with warnings.catch_warnings():  # torch warns of a foreign pickle's protocol before the error said below
             warnings.simplefilter("ignore", UserWarning)
@@ -203,6 +206,7 @@ def _header(ckpt: Any, path: Path) -> tuple:
     """The header, checked for type and range before it is used for anything (tensors are not read):
     the engine, the policy's input size, the action count, the critic's input size and the width."""
     import envs
+    from agents.network import critic_size, input_size
 
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
@@ -244,6 +248,10 @@ def _header(ckpt: Any, path: Path) -> tuple:
 
 def read_checkpoint(path) -> dict:
     """Load a checkpoint file and check it completely; errors name the file and the field."""
+    import torch
+
+    from agents.network import network_shapes
+
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"PPO checkpoint {path} {'is a directory, not a file' if path.is_dir() else 'does not exist'}")
@@ -294,6 +302,8 @@ def read_checkpoint(path) -> dict:
 def _probe(path: Path, ckpt: dict) -> None:
     """The network's logits and value on probe inputs (the normalisers' means, and 10 std either side)
     must be finite: weights within bounds can still combine into overflow."""
+    import torch
+
     net = build_network(ckpt)
     with torch.no_grad():
         x = net.obs_mean + torch.tensor([[0.0], [10.0], [-10.0]]) * net.obs_std
@@ -306,6 +316,7 @@ def _probe(path: Path, ckpt: dict) -> None:
 def build_network(ckpt: dict) -> ActorCritic:
     """The network of a checkpoint that `read_checkpoint` accepted."""
     import envs
+    from agents.network import ActorCritic, input_size
 
     engine = envs.info(ckpt["game"], ckpt["num_players"])
     net = ActorCritic(input_size(engine, ckpt["features"], ckpt["hint"]), ckpt["num_actions"], ckpt["critic_size"], ckpt["hidden"])
@@ -338,6 +349,8 @@ def make_checkpoint(net: ActorCritic, *, game: str, num_players: int, critic: st
 
 
 def save_checkpoint(obj: dict, path) -> None:
+    import torch
+
     tmp = f"{path}.tmp"
     torch.save(obj, tmp)
     os.replace(tmp, path)  # never leave a half-written checkpoint behind

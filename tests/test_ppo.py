@@ -643,7 +643,7 @@ def edited(ckpt, tmp_path, name, edit):
 def test_a_damaged_checkpoint_is_refused_before_anything_is_built(ckpt, tmp_path, name, edit, message, monkeypatch):
     path = edited(ckpt, tmp_path, name, edit)
     built = []
-    monkeypatch.setattr("agents.checkpoint.ActorCritic", lambda *a: built.append(a))
+    monkeypatch.setattr("agents.network.ActorCritic", lambda *a: built.append(a))
     with pytest.raises(CheckpointError, match=message):
         PPOAgent.load(path)
     assert built == []
@@ -854,7 +854,7 @@ def test_a_checkpoint_bomb_is_refused_unread(ckpt, tmp_path, monkeypatch):
                   tmp_path / "bomb.pt", zipfile.ZIP_DEFLATED)
     assert bomb.stat().st_size < 1_000_000
     loads = []
-    monkeypatch.setattr("agents.checkpoint.torch.load", lambda *a, **k: loads.append(a))
+    monkeypatch.setattr("torch.load", lambda *a, **k: loads.append(a))
     with pytest.raises(CheckpointError, match=r"extra_key.pt: refused unread: unknown top-level key\(s\) 'payload'"):
         PPOAgent.load(extra)
     with pytest.raises(CheckpointError, match=r"sliced.pt: refused unread: \d+ bytes of tensors, more than the \d+ the header's network \(hidden 16\) can hold"):

@@ -47,22 +47,25 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-import torch
 
 import envs
 from agents import make_agent, spec_label
 from agents.base import act_by_agent, can_act_batch
 from agents.checkpoint import MAX_HIDDEN, make_checkpoint, save_checkpoint
-from agents.network import ActorCritic
 from train.cli import check_numbers, parse_rules
 from train import ppo
 from train.ppo import SCALE_GAMES, ppo_update
 from train.rollout import measure_scales
 from train.rollout_vector import GrowingColumns, another_game
 from train.runfolder import RunFolder, RunLog
+
+# torch and the network are imported where the learner plays or trains, so --help
+# (`experiments.exploit`'s) is quick.
+if TYPE_CHECKING:
+    from agents.network import ActorCritic
 
 TRAIN_DEALS = 2**60
 MAX_TRAIN_SPAN = 2**40  # seeds one rollout may use: rows * games per row, far below this
@@ -223,6 +226,8 @@ def one_thread(fn: Callable) -> Callable:
     """Run `fn` with torch on one thread (its forward passes are small; see `train`)."""
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
+        import torch
+
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
@@ -232,10 +237,12 @@ def one_thread(fn: Callable) -> Callable:
     return wrapped
 
 
-@torch.no_grad()
 def greedy_moves(net: ActorCritic, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The learner's most probable legal move (how it plays in evaluations)."""
-    return net.masked_logits(torch.from_numpy(obs), torch.from_numpy(mask.astype(bool))).argmax(-1).numpy()
+    import torch
+
+    with torch.no_grad():
+        return net.masked_logits(torch.from_numpy(obs), torch.from_numpy(mask.astype(bool))).argmax(-1).numpy()
 
 
 def play_deals(net: ActorCritic, target: Target, game: str, num_players: int, first_seed: int, deals: int,
@@ -304,8 +311,15 @@ class BestResponseRollout:
         self.deal_seeds: list[int] = []  # every training game's seed, for the tests of the held-out deals
 
     @one_thread
-    @torch.no_grad()
     def collect(self, net: ActorCritic, seed: tuple) -> dict:
+        import torch
+
+        with torch.no_grad():
+            return self._collect(net, seed)
+
+    def _collect(self, net: ActorCritic, seed: tuple) -> dict:
+        import torch
+
         rng = np.random.default_rng([*seed, 0])
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
         N, n = self.rows, self.n
@@ -394,6 +408,10 @@ class BestResponseRollout:
 # ---------------------------------------------------------------- training
 def new_network(args: Args) -> tuple[ActorCritic, float]:
     """An untrained network with the observation scales measured on random play, and the reward scale."""
+    import torch
+
+    from agents.network import ActorCritic
+
     rules = rule_options(args)
     scales = measure_scales(args.game, args.players, "plain", seed=args.seed, games=SCALE_GAMES, rules=rules)
     info = envs.info(args.game, args.players, **rules)
@@ -411,6 +429,8 @@ def train(args: Args, run: RunFolder, target: Target, evaluate: Callable | None 
     ``evaluate(net, global_step)`` runs before the first update and each time training passes another
     ``1 / curve_points`` of the budget (and at the end); its time is not training time. `start`: the
     network to start from (a warm start, `experiments.exploit --warm-start`; default: an untrained one)."""
+    import torch
+
     torch.manual_seed(args.seed)
     # One thread: the batches are a few thousand rows, and on a busy machine a second OpenMP thread
     # waiting for a core made every small matrix product ~25x slower.

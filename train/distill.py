@@ -33,16 +33,20 @@ Deals are training deals of `train.best_response` (seeds below its
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
 
 import envs
-from agents.network import input_size, policy_input
 from agents.spec import is_upper_bound
 from envs.belief import informed
 from train import best_response as br
 from train.rollout import Buffer, Table
 from train.rollout_vector import GrowingColumns
+
+# torch and the network are imported where the teacher plays, so `train.ppo_search`'s --help is quick.
+if TYPE_CHECKING:
+    import torch
 
 
 def batch_input(game: str, num_players: int, features: bool, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -51,6 +55,7 @@ def batch_input(game: str, num_players: int, features: bool, obs: np.ndarray, ma
     if not features:
         return obs
     from agents.features import batch_features, has_batch_features
+    from agents.network import policy_input
 
     if has_batch_features(game):
         return batch_features(game, obs, num_players)
@@ -88,12 +93,20 @@ class TeacherGames:
         return (f"{where}, {self.tables} games side by side; the teacher {self.target.label} plays with "
                 f"{self.target.path}" + ("; it offers its option values" if self.with_values else ""))
 
-    @torch.no_grad()
     def collect(self, num_steps: int, seed: int) -> dict:
         """About `num_steps` env steps of whole games: each game stops recording once its row's share is
         used up and the game ends. Returns the columns and ``env_steps``."""
-        if not self.target.batched:
-            return self._collect_tables(num_steps, seed)
+        import torch
+
+        with torch.no_grad():
+            if not self.target.batched:
+                return self._collect_tables(num_steps, seed)
+            return self._collect_rows(num_steps, seed)
+
+    def _collect_rows(self, num_steps: int, seed: int) -> dict:
+        """`collect` on the batched engine, for a teacher with act_batch."""
+        from agents.network import input_size
+
         N, n = self.tables, self.n
         rng = np.random.default_rng([seed, 2])
         base = int(rng.integers(br.TRAIN_DEALS - br.MAX_TRAIN_SPAN))
@@ -154,6 +167,8 @@ class TeacherGames:
         """The same games on AEC tables (table r's k-th game has the batched row's seed), for a teacher
         without act_batch: it is told its information state before each move (`envs.belief.informed`,
         what a search agent needs), then asked with act(); its values with option_values()."""
+        from agents.network import input_size, policy_input
+
         N, n = self.tables, self.n
         rng = np.random.default_rng([seed, 2])
         base = int(rng.integers(br.TRAIN_DEALS - br.MAX_TRAIN_SPAN))
@@ -218,6 +233,8 @@ def soft_targets(data: dict, weight: float, temperature: float) -> torch.Tensor 
     """Targets to fit: ``(1 - weight)`` on the teacher's move plus ``weight`` spread as
     ``softmax(values / temperature)`` over the legal moves the teacher valued; a row without values
     keeps the one-hot. None when the data has no values or `weight` is 0 (the one-hot targets)."""
+    import torch
+
     if "values" not in data or weight == 0:
         return None
     values, masks = np.asarray(data["values"], np.float64), np.asarray(data["masks"], bool)

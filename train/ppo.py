@@ -41,25 +41,26 @@ without --resume or --overwrite, and a lock file keeps a second trainer out.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import torch
-import torch.nn as nn
-from numba import njit
 
 import envs
 from agents.checkpoint import MAX_HIDDEN, make_checkpoint, save_checkpoint
-from agents.network import ActorCritic, input_size
 from train import cli
 from train.cli import check_numbers
 from train.rollout import RolloutConfig, RolloutWorker, RolloutWorkers, measure_scales
 from train.rollout_vector import VectorRollout, uses_vector_env
 from train.runfolder import RunFolder, RunLog
+
+# torch (and numba, for GAE) are imported when training starts, so --help is quick.
+if TYPE_CHECKING:
+    from agents.network import ActorCritic
 
 SCALE_GAMES = 40  # random games that measure the observation and reward scales
 POOL_SIZE = 8  # most recent snapshots kept as opponents
@@ -223,12 +224,19 @@ def gae(rewards, values, dones, next_index, gamma: float, lam: float):
     Rollouts are whole games, so nothing is cut off and nothing is bootstrapped.
     """
     values = np.asarray(values, np.float32)
-    advantages = _gae(np.asarray(rewards, np.float32), values, np.asarray(dones, bool),
-                      np.asarray(next_index, np.int64), np.float32(gamma), np.float32(gamma * lam))
+    advantages = _compiled_gae()(np.asarray(rewards, np.float32), values, np.asarray(dones, bool),
+                                 np.asarray(next_index, np.int64), np.float32(gamma), np.float32(gamma * lam))
     return advantages, advantages + values
 
 
-@njit(cache=True)  # compiled: a Python loop over a rollout's transitions costs more than a PPO epoch
+@functools.cache
+def _compiled_gae():
+    """`_gae` compiled, at the first call: a Python loop over a rollout's transitions costs more than a PPO epoch."""
+    from numba import njit
+
+    return njit(cache=True)(_gae)
+
+
 def _gae(rewards, values, dones, next_index, gamma, gamma_lam):
     advantages = np.zeros_like(values)
     for i in range(len(values) - 1, -1, -1):
@@ -317,6 +325,8 @@ def ppo_update(agent: ActorCritic, optimizer, batch: dict, args, update: int, nu
                penalty=None, pool=()) -> dict:
     """The clipped PPO objective over one rollout (GAE along each seat's own stream first); returns
     the losses of the last minibatch and the rollout's statistics, for the log."""
+    import torch
+
     advantages, returns = gae(batch["rewards"], batch["values"], batch["dones"], batch["next_index"], args.gamma, args.gae_lambda)
     b_obs = torch.as_tensor(batch["obs"])
     b_masks = torch.as_tensor(batch["masks"])
@@ -353,7 +363,7 @@ def ppo_update(agent: ActorCritic, optimizer, batch: dict, args, update: int, nu
                 loss = loss + penalty(agent, mb_obs, b_masks[mb], update, num_updates, pool)
             optimizer.zero_grad()
             loss.backward()
-            nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
             optimizer.step()
     var_y = b_returns.var()
     return {
@@ -397,6 +407,10 @@ def main(args: Args, variant: Variant | None = None) -> ActorCritic:
 
 
 def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
+    import torch
+
+    from agents.network import ActorCritic, input_size
+
     torch.manual_seed(args.seed)
     # The update runs while the rollout workers wait for the next rollout, so it may use their cores.
     torch.set_num_threads(max(1, args.workers))

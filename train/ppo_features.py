@@ -25,11 +25,12 @@ import sys
 import numpy as np
 
 import envs
-from agents.features import BATCH_FEATURES, has_batch_features
 from train import ppo, ppo_warmstart
 from train.cli import parse_rules
 from train.rollout import measure_scales
 from train.rollout_vector import GrowingColumns
+
+# agents.features loads numba: it is imported where a check or the teacher needs it, so --help is quick.
 
 
 class VectorTeacher:
@@ -38,6 +39,7 @@ class VectorTeacher:
 
     def __init__(self, args, rules: dict, reward_scale: float) -> None:
         from agents import make_agent
+        from agents.features import BATCH_FEATURES, has_batch_features
 
         if not has_batch_features(args.game):
             raise ValueError(f"train.ppo_features needs batched features, which {args.game} has none of; "
@@ -113,6 +115,8 @@ def variant(args) -> ppo.Variant:
 
 
 def check_args(args) -> None:
+    from agents.features import BATCH_FEATURES, has_batch_features
+
     ppo_warmstart.check_args(args)
     if args.imitation_steps and (not has_batch_features(args.game) or not args.features or args.hint):
         raise ValueError(f"train.ppo_features plays the teacher on the batched engine for a game with batched "

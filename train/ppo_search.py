@@ -45,9 +45,9 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from agents.npzfile import read_npz
 
@@ -55,6 +55,10 @@ from train import best_response as br
 from train import ppo, ppo_warmstart
 from train.distill import TeacherGames, batch_input, soft_targets
 from train.rollout import measure_scales
+
+# torch is imported when training starts, so --help is quick.
+if TYPE_CHECKING:
+    import torch
 
 STRENGTH = 2**61 + 2**59  # first deal seed of the strength log (+ seed * 2**32): no training deal reaches it
 
@@ -191,6 +195,8 @@ class ReadsFeatures:
         self.net, self.game, self.n, self.features = net, game, num_players, features
 
     def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        import torch
+
         x = batch_input(self.game, self.n, self.features, obs.numpy(), mask.numpy())
         return self.net.masked_logits(torch.as_tensor(x), mask)
 

@@ -44,16 +44,18 @@ import dataclasses
 import math
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-import torch.nn as nn
 
-from agents.network import critic_input
 from train import ppo
 from train.cli import parse_rules
 from train.rollout import Buffer, RolloutWorker, Table
 from train.rollout_vector import VectorRollout
+
+# torch is imported when training starts, so --help is quick.
+if TYPE_CHECKING:
+    import torch
 
 MAX_IMITATION_STEPS = 2_000_000  # the heuristic's decisions are held in memory, like a rollout
 
@@ -110,6 +112,8 @@ class TeacherWorker(RolloutWorker):
         return ["teacher"] * self.n, "teacher"
 
     def answer(self, key, idx: list[int], live: list[Table], views: list, buf: Buffer, gen, actions: list) -> None:
+        from agents.network import critic_input
+
         for i in idx:  # the heuristic decides, and its decision is recorded to be imitated
             t, (agent, seat, view, x) = live[i], views[i]
             a = t.scripted[seat].act(view)
@@ -161,6 +165,8 @@ def fit(agent, optimizer, args, data: dict, targets=None) -> float:
     the one-hot of the teacher's move (soft targets, `train/ppo_search.py`). Either way
     `args.imitation_smoothing` of each target is spread over the legal actions. Reads args'
     imitation_epochs, imitation_smoothing, gamma, vf_coef, max_grad_norm, seed and critic."""
+    import torch
+
     _, returns = ppo.gae(data["rewards"], np.zeros_like(data["rewards"]), data["dones"], data["next_index"], args.gamma, 1.0)
     obs, masks = torch.as_tensor(data["obs"]), torch.as_tensor(data["masks"])
     critic_in = torch.as_tensor(data["critic_in"]) if args.critic == "global" else obs
@@ -171,7 +177,7 @@ def fit(agent, optimizer, args, data: dict, targets=None) -> float:
         for mb in torch.randperm(n, generator=shuffle).split(1024):
             logp = torch.log_softmax(agent.masked_logits(obs[mb], masks[mb]), -1)
             legal = masks[mb].float()
-            base = nn.functional.one_hot(actions[mb], legal.shape[-1]) if targets is None else targets[mb]
+            base = torch.nn.functional.one_hot(actions[mb], legal.shape[-1]) if targets is None else targets[mb]
             target = (1 - args.imitation_smoothing) * base
             target = target + args.imitation_smoothing * legal / legal.sum(-1, keepdim=True)
             # cross-entropy with the smoothed heuristic; illegal actions have target 0
@@ -179,7 +185,7 @@ def fit(agent, optimizer, args, data: dict, targets=None) -> float:
             value_loss = 0.5 * ((agent.get_value(critic_in[mb]) - returns[mb]) ** 2).mean()
             optimizer.zero_grad()
             (policy_loss + args.vf_coef * value_loss).backward()
-            nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
             optimizer.step()
     with torch.no_grad():
         return (agent.masked_logits(obs, masks).argmax(-1) == actions).float().mean().item()
@@ -187,6 +193,8 @@ def fit(agent, optimizer, args, data: dict, targets=None) -> float:
 
 def legal_kl(logp: torch.Tensor, logq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """KL(p || q) of each row, over the legal actions only (log-probabilities in, one number per row)."""
+    import torch
+
     zero = torch.zeros_like(logp)
     p = logp.where(mask, zero).exp() * mask
     return (p * (logp - logq)).where(mask, zero).sum(-1)
@@ -217,6 +225,8 @@ class ClonePenalty:
         self.clone.requires_grad_(False)
 
     def __call__(self, agent, obs, masks, update: int, num_updates: int, pool: list) -> torch.Tensor:
+        import torch
+
         if self.clone is None:
             self.freeze(agent, pool[0])
         with torch.no_grad():

@@ -19,12 +19,18 @@ from __future__ import annotations
 import multiprocessing as mp
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 import envs
-from agents.network import ActorCritic, critic_input, critic_size, input_size, policy_input, sample
+
+# torch and the network are imported where a rollout plays, not with this module: the trainers'
+# --help, which imports it, stays quick.
+if TYPE_CHECKING:
+    import torch
+
+    from agents.network import ActorCritic
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,8 @@ def measure_scales(game: str, num_players: int, critic: str, seed: int, games: i
     in the hundreds); the network divides by these fixed numbers. The reward
     scale is 1 / std of a seat's return in a random game.
     """
+    from agents.network import critic_input, policy_input
+
     env = envs.make_raw(game, num_players=num_players, **(rules or {}))
     to_input = policy_input(game, num_players, features, hint)
     rng = np.random.default_rng([seed, 7])
@@ -243,6 +251,8 @@ def draw_controllers(rng: np.random.Generator, config: RolloutConfig, pool_len: 
 
 def load_policies(collector, policy: dict, pool: list) -> None:
     """The learner's weights into `collector.net`, the pool's into `collector.snapshots` (built as needed)."""
+    import torch
+
     collector.net.load_state_dict({k: torch.as_tensor(v) for k, v in policy.items()})
     while len(collector.snapshots) < len(pool):
         collector.snapshots.append(collector.make_net())
@@ -250,11 +260,15 @@ def load_policies(collector, policy: dict, pool: list) -> None:
         net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
 
 
-@torch.no_grad()
 def snapshot_moves(net: ActorCritic, obs: np.ndarray, masks: np.ndarray, gen: torch.Generator) -> torch.Tensor:
     """A frozen snapshot's moves: sampled from its masked policy (its value is never needed)."""
-    probs = torch.softmax(net.masked_logits(torch.from_numpy(obs), torch.from_numpy(masks)), -1)
-    return sample(probs, gen)
+    import torch
+
+    from agents.network import sample
+
+    with torch.no_grad():
+        probs = torch.softmax(net.masked_logits(torch.from_numpy(obs), torch.from_numpy(masks)), -1)
+        return sample(probs, gen)
 
 
 class RolloutWorker:
@@ -268,6 +282,8 @@ class RolloutWorker:
     SCRIPTED = {"heuristic": "heuristic", "random": "random"}
 
     def __init__(self, config: RolloutConfig, num_envs: int | None = None) -> None:
+        from agents.network import ActorCritic, critic_size, input_size, policy_input
+
         self.config = config
         self.game, self.n, self.critic = config.game, config.players, config.critic
         self.reward_scale = config.reward_scale
@@ -286,6 +302,8 @@ class RolloutWorker:
 
     def collect(self, policy: dict, pool: list, seed, num_steps: int) -> dict:
         """Play about num_steps env steps of whole games."""
+        import torch
+
         from agents import make_agent
 
         rng = np.random.default_rng(seed)
@@ -338,9 +356,10 @@ class RolloutWorker:
         out["env_steps"] = steps
         return out
 
-    @torch.no_grad()
     def _decide(self, live: list[Table], buf: Buffer, gen: torch.Generator) -> list[int]:
         """One forward pass per controller for every waiting decision."""
+        import torch
+
         groups = defaultdict(list)
         views = []
         for i, t in enumerate(live):
@@ -353,12 +372,17 @@ class RolloutWorker:
             views.append((agent, seat, view, x))
             groups[c if isinstance(c, str) else c[1]].append(i)
         actions = [0] * len(live)
-        for key, idx in groups.items():
-            self.answer(key, idx, live, views, buf, gen, actions)
+        with torch.no_grad():
+            for key, idx in groups.items():
+                self.answer(key, idx, live, views, buf, gen, actions)
         return actions
 
     def answer(self, key, idx: list[int], live: list[Table], views: list, buf: Buffer, gen, actions: list) -> None:
         """Fill `actions[i]` for the decisions `idx` of one controller (`key`)."""
+        import torch
+
+        from agents.network import critic_input
+
         if key == "learner":
             obs = np.stack([views[i][3] for i in idx])
             masks = np.stack([views[i][2]["action_mask"] for i in idx]).astype(bool)
@@ -387,6 +411,8 @@ class RolloutWorker:
 
 
 def _worker_main(conn, config: RolloutConfig, worker_class: type) -> None:
+    import torch
+
     torch.set_num_threads(1)  # one core per worker
     worker = worker_class(config)
     while True:

@@ -30,12 +30,17 @@ for a rollout seed `s` drawn from the update's seed, so runs are reproducible.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
 
 import envs
-from agents.network import ActorCritic, critic_size
 from train.rollout import RolloutConfig, draw_controllers, load_policies, snapshot_moves
+
+# torch and the network are imported where a rollout plays, as in train/rollout.py: the trainers'
+# --help stays quick.
+if TYPE_CHECKING:
+    import torch
 
 SEED_RANGE = 2**40  # rollout seeds; table seeds add at most N * games to it
 HEURISTIC, RANDOM = -2, -3  # a table's opponent when it is scripted (snapshots are 0, 1, ...)
@@ -91,6 +96,8 @@ class VectorRollout:
     """
 
     def __init__(self, config: RolloutConfig) -> None:
+        from agents.network import ActorCritic, critic_size
+
         if not uses_vector_env(config):
             raise ValueError("the batched rollout plays policies that read the plain observation only "
                              "(no --features, no --hint)")
@@ -112,15 +119,19 @@ class VectorRollout:
         # The game's heuristic, compiled over the batch (agents/heuristic: the same moves as its act()).
         self.heuristic = make_agent("heuristic", self.game, self.n, seed=0) if config.vs_heuristic else None
 
-    @torch.no_grad()
     def decide(self, obs: np.ndarray, mask: np.ndarray, crit: np.ndarray, gen: torch.Generator):
         """The learner's moves for a batch of decisions: actions, log-probabilities, values."""
-        a, logp, _, v = self.net.get_action_and_value(
-            torch.from_numpy(obs), torch.from_numpy(mask), torch.from_numpy(crit), generator=gen
-        )
+        import torch
+
+        with torch.no_grad():
+            a, logp, _, v = self.net.get_action_and_value(
+                torch.from_numpy(obs), torch.from_numpy(mask), torch.from_numpy(crit), generator=gen
+            )
         return a.numpy(), logp.numpy(), v.numpy()
 
     def collect(self, policy: dict, pool: list, seed, num_steps: int | None = None) -> dict:
+        import torch
+
         num_steps = num_steps or self.rollout_steps
         threads = torch.get_num_threads()
         # Forward passes over a few hundred rows: one thread is fastest, more only wait on each other.
@@ -131,6 +142,8 @@ class VectorRollout:
             torch.set_num_threads(threads)
 
     def _collect(self, policy: dict, pool: list, num_steps: int, seed) -> dict:
+        import torch
+
         rng = np.random.default_rng([*seed, 0])
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
         load_policies(self, policy, pool)
