@@ -7,7 +7,9 @@ Per game (4 players), on the same decisions (states with a choice, from random p
   same worlds and seeds (64 worlds per decision drawn from the seat's information state,
   every legal move, heuristic play-outs to the round's end): the readable one (readable
   engines, the heuristic's kernel in lockstep: how pimc played out before the batched
-  evaluator) and the batched one (`VectorEnv.load_rows`); the values must agree;
+  evaluator), the batched one stepped from Python (`VectorEnv.load_rows`, then one
+  ``step(rows=...)`` and one ``act_batch`` per step) and the batched one as pimc runs it
+  (the whole play-out in one compiled call, `VectorEnv.play_out`); the values must agree;
 * `pimc`'s milliseconds per decision at 8 and 64 worlds with each evaluator, everything
   counted (sampling the worlds included);
 * in Neu also the readable search of experiments/research/headroom.py (`RolloutSearch`,
@@ -98,20 +100,22 @@ def _rollout_search_ms(game: str, states: list, worlds: int) -> float | None:
 def print_search_speed(games, repeats: int = 3, count: int = 10) -> None:
     print(f"search speed, {count} decisions per game, 4 players (CPU time, one core, median of {repeats}); play-outs: "
           f"{PLAY_OUT_WORLDS} worlds x every legal move, heuristic, to the round's end")
-    print("| game | sampled worlds/s | play-out steps/s readable | batched | batched / readable "
+    print("| game | sampled worlds/s | play-out steps/s readable | batched, stepped from Python | batched | batched / readable "
           "| pimc ms/decision, 8 worlds: readable | batched | 64 worlds: readable | batched "
           "| RolloutSearch ms (8 redeals) | RolloutSearch / pimc batched (8) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     med = statistics.median
     for game in games:
         states = decisions(game, count)
         jobs = _jobs(states, PLAY_OUT_WORLDS)
         readable, batched = ReadableEvaluator(game, 4), BatchedEvaluator(game, 4)
+        stepped = BatchedEvaluator(game, 4, compiled=False)
         batched.evaluate(*jobs[0])  # load the compiled kernels first
+        stepped.evaluate(*jobs[0])
         _pimc_ms(game, states[:1], 1, "batched")
         rng = np.random.default_rng(0)
         infos = [e.information_state(e.current_player) for e in states]
-        samples, rates, pimc, search = [], {"readable": [], "batched": []}, {}, []
+        samples, rates, pimc, search = [], {"readable": [], "stepped": [], "batched": []}, {}, []
         for _ in range(repeats):
             start = time.process_time()
             for info in infos:
@@ -119,11 +123,12 @@ def print_search_speed(games, repeats: int = 3, count: int = 10) -> None:
                     sample_world(info, rng)
             samples.append(20 * len(infos) / (time.process_time() - start))
             values = {}
-            for kind, evaluator in (("readable", readable), ("batched", batched)):
+            for kind, evaluator in (("readable", readable), ("stepped", stepped), ("batched", batched)):
                 rate, values[kind] = _play_out_rate(evaluator, jobs)
                 rates[kind].append(rate)
-            if not all(np.array_equal(a, b) for a, b in zip(values["readable"], values["batched"])):
-                raise AssertionError(f"{game}: the batched evaluator's values differ from the readable one's")
+            for kind in ("stepped", "batched"):
+                if not all(np.array_equal(a, b) for a, b in zip(values["readable"], values[kind])):
+                    raise AssertionError(f"{game}: the {kind} batched evaluator's values differ from the readable one's")
             for worlds in PIMC_WORLDS:
                 for kind in ("readable", "batched"):
                     pimc.setdefault((worlds, kind), []).append(_pimc_ms(game, states, worlds, kind))
@@ -133,5 +138,5 @@ def print_search_speed(games, repeats: int = 3, count: int = 10) -> None:
         ratio = med(rates["batched"]) / med(rates["readable"])
         cells = [f"{med(pimc[w, k]):.1f}" for w in PIMC_WORLDS for k in ("readable", "batched")]
         rs = f"{med(search):.1f} | {med(search) / med(pimc[8, 'batched']):.1f}x" if search else "- | -"
-        print(f"| {game} | {med(samples):,.0f} | {med(rates['readable']):,.0f} | {med(rates['batched']):,.0f} | "
+        print(f"| {game} | {med(samples):,.0f} | {med(rates['readable']):,.0f} | {med(rates['stepped']):,.0f} | {med(rates['batched']):,.0f} | "
               f"{ratio:.1f}x | {' | '.join(cells)} | {rs} |")
