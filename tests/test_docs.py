@@ -202,10 +202,10 @@ def test_snippet_markers_are_understood():
 TUTORIALS = sorted((ROOT / "docs" / "tutorials").glob("*.ipynb"))
 
 
-def test_there_are_six_tutorials_and_each_opens_with_the_install_cell():
+def test_there_are_seven_tutorials_and_each_opens_with_the_install_cell():
     import json
 
-    assert len(TUTORIALS) == 6, [t.name for t in TUTORIALS]
+    assert len(TUTORIALS) == 7, [t.name for t in TUTORIALS]
     for path in TUTORIALS:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         first = "".join(cells[0]["source"])
@@ -269,7 +269,7 @@ def test_the_site_builds_strictly(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     site = tmp_path / "site"
     assert "running total" in (site / "api" / "neu.html").read_text(encoding="utf-8")  # the shim's docstring
-    assert len(list((site / "tutorials").glob("*.ipynb"))) == 6
+    assert len(list((site / "tutorials").glob("*.ipynb"))) == 7
     # The tutorials are pages (not JSON downloads), linked as pages from their index.
     index = (site / "tutorials" / "index.html").read_text(encoding="utf-8")
     for notebook in (ROOT / "docs" / "tutorials").glob("*.ipynb"):
