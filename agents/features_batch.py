@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.heuristic.kernels.hand_distance import shanten, shanten_each, suit_options
+from agents.heuristic.kernels.hand_distance import shanten, shanten_each, tables
 from agents.heuristic.kernels.not_your_mas_jong import STEALS, discarded_card, distance_after_steal, read_view
 from envs.not_your_mas_jong import A_STEAL_IDENTICAL, NUM_TYPES, OBS_PHASE
 
@@ -23,18 +23,17 @@ SIZE = 81
 
 
 @njit(cache=True)
-def _rows(obs, n, opts, count, out):
+def _rows(obs, n, add, dist, out):
     hand = np.zeros(NUM_TYPES, np.int64)
     unseen = np.zeros(NUM_TYPES, np.int64)
     seen = np.zeros(NUM_TYPES, np.float32)
     each = np.zeros(NUM_TYPES, np.int64)
     draws = np.zeros(NUM_TYPES, np.int64)
-    scratch = np.zeros((4, 4, 2), np.int64)
     for t in range(obs.shape[0]):
         locked_sets = read_view(obs, t, n, hand, seen, unseen)
         out[t, :] = FAR
-        out[t, 0] = shanten(hand, locked_sets, opts, count, scratch)
-        shanten_each(hand, locked_sets, -1, opts, count, scratch, each)
+        out[t, 0] = shanten(hand, locked_sets, add, dist)
+        shanten_each(hand, locked_sets, -1, add, dist, each)
         closest = FAR
         for k in range(NUM_TYPES):
             if each[k] >= 0:
@@ -44,13 +43,13 @@ def _rows(obs, n, opts, count, out):
         if obs[t, OBS_PHASE] == 1:
             card = discarded_card(obs, t)
             hand[card] += 1
-            out[t, 30] = 1.0 if shanten(hand, locked_sets, opts, count, scratch) == 0 else 0.0
+            out[t, 30] = 1.0 if shanten(hand, locked_sets, add, dist) == 0 else 0.0
             hand[card] -= 1
             for j in range(4):  # readable distance_after_steal for each row of SET_STEAL_CARDS
                 a, first, second = STEALS[card, j, 0], STEALS[card, j, 1], STEALS[card, j, 2]
                 if a < 0:
                     break
-                d = distance_after_steal(hand, locked_sets, first, second, opts, count, scratch, draws)
+                d = distance_after_steal(hand, locked_sets, first, second, add, dist, draws)
                 if d >= 0:
                     out[t, 26 + a - A_STEAL_IDENTICAL] = d
         for k in range(NUM_TYPES):
@@ -59,7 +58,7 @@ def _rows(obs, n, opts, count, out):
         for k in range(NUM_TYPES):  # acceptance of each discard that keeps the hand closest
             if hand[k] and out[t, 1 + k] == closest:
                 hand[k] -= 1
-                shanten_each(hand, locked_sets, 1, opts, count, scratch, draws)
+                shanten_each(hand, locked_sets, 1, add, dist, draws)
                 total = 0
                 for u in range(NUM_TYPES):
                     if draws[u] >= 0 and draws[u] < closest:
@@ -74,7 +73,7 @@ def mas_jong_features_batch(obs: np.ndarray, num_players: int) -> np.ndarray:
     if obs.ndim != 2:
         raise ValueError(f"obs must be [rows, observation size], got shape {obs.shape}")
     out = np.empty((obs.shape[0], SIZE), np.float32)
-    _rows(obs, num_players, *suit_options(), out)
+    _rows(obs, num_players, *tables(), out)
     return out
 
 

@@ -227,15 +227,15 @@ def test_hand_distance_kernel_is_the_readable_search():
     from agents.heuristic.hand_distance import shanten, shanten_each
     from agents.heuristic.kernels import hand_distance as K
 
-    opts, count = K.suit_options()
-    scratch, out = np.zeros((4, 4, 2), np.int64), np.zeros(25, np.int64)
+    add, dist = K.tables()
+    out = np.zeros(25, np.int64)
     rnd = np.random.default_rng(3)
     for _ in range(scaled(1500)):
         counts = np.minimum(np.bincount(rnd.integers(0, 25, rnd.integers(0, 12)), minlength=25), 3)
         locked = int(rnd.integers(0, 4))
-        assert K.shanten(counts, locked, opts, count, scratch) == shanten(counts.tolist(), locked)
+        assert K.shanten(counts, locked, add, dist) == shanten(counts.tolist(), locked)
         for change in (1, -1):
-            K.shanten_each(counts, locked, change, opts, count, scratch, out)
+            K.shanten_each(counts, locked, change, add, dist, out)
             assert out.tolist() == [-1 if d is None else d for d in shanten_each(counts.tolist(), locked, change)]
 
 

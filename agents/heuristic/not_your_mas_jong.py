@@ -28,7 +28,7 @@ import numpy as np
 from agents.heuristic.batch import KernelHeuristic
 from agents.heuristic.hand_distance import shanten, shanten_each
 # The compiled twin (tested equal to the readable one), for search's many worlds:
-from agents.heuristic.kernels.hand_distance import shanten_each as kernel_shanten_each, suit_options
+from agents.heuristic.kernels.hand_distance import shanten_each as kernel_shanten_each, tables
 from envs.not_your_mas_jong import (
     A_PASS,
     A_STEAL_WIN,
@@ -162,15 +162,15 @@ class NotYourMasJongHeuristic(KernelHeuristic):
         where it does not. The top card of a pile is the seat's last discard that nobody stole,
         and the seat has not drawn since (it draws only on its turn, and then discards again).
         Search draws worlds in proportion to it (pimc's ``belief=discards``)."""
-        opts, count = suit_options()
-        scratch, after = np.zeros((4, 4, 2), np.int64), np.zeros(NUM_TYPES, np.int64)
+        add, dist = tables()
+        after = np.zeros(NUM_TYPES, np.int64)
         like = 1.0
         for q, pile in enumerate(world.discard_piles):
             if q == seat or not pile:
                 continue
             hand = np.array(world.hands[q], np.int64)
             hand[pile[-1]] += 1
-            kernel_shanten_each(hand, len(world.locked_sets[q]), -1, opts, count, scratch, after)
+            kernel_shanten_each(hand, len(world.locked_sets[q]), -1, add, dist, after)
             if after[pile[-1]] != after[hand > 0].min():
                 like *= self.EVIDENCE_SLACK
         return like

@@ -118,45 +118,118 @@ def _code(counts, s):
     return c
 
 
+# The combination of suits is a dynamic programme over states (`_add_suit`), and there are
+# few states: 4, 17, 64 and 181 for need 0..3 (every sequence of suits reaches no others). So
+# each state gets an id per need, and both steps become tables (`tables`): adding a suit is
+# one look-up, and so is the distance once a suit joins. A distance then costs a few dozen
+# look-ups where the loops over states and options cost thousands of operations.
+NEEDS = 4  # need = 3 - locked sets, 0..3
+MAX_STATES = 256  # ids per need (181 used at need 3)
+_KEY_BASE = 5  # a state's key: its 8 entries (-1..3, plus one) as base-5 digits
+
+
+@njit(cache=True, inline="always")
+def _key(st):
+    k = 0
+    for s in range(4):
+        for p in range(2):
+            k = k * _KEY_BASE + st[s, p] + 1
+    return k
+
+
 @njit(cache=True)
-def shanten(counts, locked_sets, opts, count, scratch):
-    """readable.shanten; `scratch` is an int64 array [4, 4, 2]."""
+def _build_tables(opts, count, add, dist):
+    """Every state reachable from no suits, per need, by adding suits: `add[need, id, code]` is
+    the id after suit `code` joins (code 0: the same id), `dist[need, id, code]` the cards to
+    exchange then. Returns the states found per need."""
+    found = np.zeros(NEEDS, np.int64)
+    states = np.empty((MAX_STATES, 4, 2), np.int64)
+    ids = np.full(_KEY_BASE**8, -1, np.int64)
+    dst = np.empty((4, 2), np.int64)
+    for need in range(NEEDS):
+        ids[:] = -1
+        _start(states[0])
+        ids[_key(states[0])] = 0
+        n, sid = 1, 0
+        while sid < n:  # breadth first: each found state is extended by every suit code
+            add[need, sid, 0] = sid
+            dist[need, sid, 0] = _cards_to_exchange(states[sid], need)
+            for code in range(1, CODES):
+                if count[code] == 0:
+                    continue  # not a suit (a rank held more than three times)
+                _add_suit(states[sid], code, need, opts, count, dst)
+                k = _key(dst)
+                if ids[k] < 0:
+                    if n == MAX_STATES:
+                        raise ValueError("hand_distance: more states than MAX_STATES")
+                    ids[k] = n
+                    states[n] = dst
+                    n += 1
+                add[need, sid, code] = ids[k]
+                dist[need, sid, code] = _cards_to_exchange(dst, need)
+            sid += 1
+        found[need] = n
+    return found
+
+
+@lru_cache(maxsize=None)
+def tables() -> tuple[np.ndarray, np.ndarray]:
+    """(add [NEEDS, MAX_STATES, CODES] int16, dist [NEEDS, MAX_STATES, CODES] int8), built from
+    `suit_options` (the readable `_suit_options`) in a few milliseconds: what `shanten` and
+    `shanten_each` take."""
+    opts, count = suit_options()
+    add = np.zeros((NEEDS, MAX_STATES, CODES), np.int16)
+    dist = np.full((NEEDS, MAX_STATES, CODES), 99, np.int8)
+    _build_tables(opts, count, add, dist)
+    return add, dist
+
+
+@njit(cache=True)
+def _beyond(counts, need):
+    """More sets locked than a hand holds (need < 0, never in play): as the readable, no split
+    of a card survives the cap, so only an empty hand keeps its start."""
+    for k in range(NUM_TYPES):
+        if counts[k]:
+            return 99
+    return _exchange(need, 0, 0, 0)
+
+
+@njit(cache=True)
+def shanten(counts, locked_sets, add, dist):
+    """readable.shanten, from `tables` (`add`, `dist`)."""
     need = 3 - locked_sets
-    cur, nxt = 0, 1
-    _start(scratch[cur])
+    if need < 0:
+        return _beyond(counts, need)
+    sid = 0
     for s in range(NUM_TYPES // RANKS):
-        code = _code(counts, s)
-        if code:
-            _add_suit(scratch[cur], code, need, opts, count, scratch[nxt])
-            cur, nxt = nxt, cur
-    return _cards_to_exchange(scratch[cur], need)
+        sid = add[need, sid, _code(counts, s)]
+    return np.int64(dist[need, sid, 0])
 
 
 @njit(cache=True)
-def shanten_each(counts, locked_sets, change, opts, count, scratch, out):
+def shanten_each(counts, locked_sets, change, add, dist, out):
     """readable.shanten_each into `out` [25], with -1 for the readable's None."""
     need = 3 - locked_sets
-    prefix, a, b, tmp = scratch[0], scratch[1], scratch[2], scratch[3]
-    _start(prefix)
+    if need < 0:
+        for k in range(NUM_TYPES):
+            if 0 <= counts[k] + change <= COPIES:
+                counts[k] += change
+                out[k] = _beyond(counts, need)
+                counts[k] -= change
+            else:
+                out[k] = -1
+        return
     suits = NUM_TYPES // RANKS
+    prefix = 0  # the suits before s, combined
     for s in range(suits):
-        a[:, :] = prefix
+        others = prefix
         for o in range(s + 1, suits):
-            other = _code(counts, o)
-            if other:
-                _add_suit(a, other, need, opts, count, b)
-                a[:, :] = b
+            others = add[need, others, _code(counts, o)]
         code = _code(counts, s)
         for r in range(RANKS):
             k = s * RANKS + r
             if 0 <= counts[k] + change <= COPIES:
-                changed = code + change * _POW4[r]
-                if changed:
-                    out[k] = _add_suit(a, changed, need, opts, count, tmp, False)
-                else:
-                    out[k] = _cards_to_exchange(a, need)
+                out[k] = dist[need, others, code + change * _POW4[r]]
             else:
                 out[k] = -1
-        if code:
-            _add_suit(prefix, code, need, opts, count, tmp)
-            prefix[:, :] = tmp
+        prefix = add[need, prefix, code]

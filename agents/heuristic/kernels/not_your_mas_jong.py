@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 from agents.heuristic.kernels.common import legal_count_and_first
-from agents.heuristic.kernels.hand_distance import shanten, shanten_each, suit_options
+from agents.heuristic.kernels.hand_distance import shanten, shanten_each, tables as distance_tables
 from envs.vector import not_your_mas_jong as V
 from envs.vector import loops
 from envs.not_your_mas_jong import (A_PASS, A_STEAL_WIN, COPIES, NUM_TYPES, OBS_DISCARD, OBS_HAND, OBS_PHASE, OBS_SEATS,
@@ -20,8 +20,8 @@ for _k, _rows in enumerate(SET_STEAL_CARDS):
 
 
 @njit(cache=True, inline="always")
-def _acceptance(hand, locked_sets, distance, unseen, opts, count, scratch, each):
-    shanten_each(hand, locked_sets, 1, opts, count, scratch, each)
+def _acceptance(hand, locked_sets, distance, unseen, add, dist, each):
+    shanten_each(hand, locked_sets, 1, add, dist, each)
     total = 0
     for k in range(NUM_TYPES):
         if each[k] >= 0 and each[k] < distance:
@@ -30,8 +30,8 @@ def _acceptance(hand, locked_sets, distance, unseen, opts, count, scratch, each)
 
 
 @njit(cache=True, inline="always")
-def _best_discard(mask, t, hand, locked_sets, unseen, seen, opts, count, scratch, each, after):
-    shanten_each(hand, locked_sets, -1, opts, count, scratch, after)
+def _best_discard(mask, t, hand, locked_sets, unseen, seen, add, dist, each, after):
+    shanten_each(hand, locked_sets, -1, add, dist, after)
     d, closest = 99, 0
     for k in range(NUM_TYPES):
         if mask[t, k]:
@@ -45,7 +45,7 @@ def _best_discard(mask, t, hand, locked_sets, unseen, seen, opts, count, scratch
             if closest == 1:
                 return k
             hand[k] -= 1
-            accept = _acceptance(hand, locked_sets, d, unseen, opts, count, scratch, each)
+            accept = _acceptance(hand, locked_sets, d, unseen, add, dist, each)
             hand[k] += 1
             # readable key (-acceptance, -seen, k), smallest first
             if accept > best_accept or (accept == best_accept and seen[k] > best_seen):
@@ -82,7 +82,7 @@ def discarded_card(obs, t):
 
 
 @njit(cache=True, inline="always")
-def distance_after_steal(hand, locked_sets, first, second, opts, count, scratch, draws):
+def distance_after_steal(hand, locked_sets, first, second, add, dist, draws):
     """The readable distance_after_steal of the steal that uses `first` and `second` from the hand:
     -1 when the hand lacks them or would hold no card after it."""
     if not (hand[first] >= 2 if first == second else hand[first] >= 1 and hand[second] >= 1):
@@ -94,7 +94,7 @@ def distance_after_steal(hand, locked_sets, first, second, opts, count, scratch,
         left += hand[k]
     d = -1
     if left:
-        shanten_each(hand, locked_sets + 1, -1, opts, count, scratch, draws)
+        shanten_each(hand, locked_sets + 1, -1, add, dist, draws)
         d = 99
         for k in range(NUM_TYPES):
             if draws[k] >= 0 and draws[k] < d:
@@ -105,9 +105,9 @@ def distance_after_steal(hand, locked_sets, first, second, opts, count, scratch,
 
 
 @njit(cache=True, inline="always")
-def _steal_or_pass(mask, t, hand, locked_sets, card, opts, count, scratch, after):
+def _steal_or_pass(mask, t, hand, locked_sets, card, add, dist, after):
     best_action = A_PASS
-    best_distance = shanten(hand, locked_sets, opts, count, scratch)
+    best_distance = shanten(hand, locked_sets, add, dist)
     for j in range(4):
         a, first, second = STEALS[card, j, 0], STEALS[card, j, 1], STEALS[card, j, 2]
         if a < 0:
@@ -115,20 +115,19 @@ def _steal_or_pass(mask, t, hand, locked_sets, card, opts, count, scratch, after
         if mask[t, a] == 0:
             continue
         # readable worth_stealing
-        d = distance_after_steal(hand, locked_sets, first, second, opts, count, scratch, after)
+        d = distance_after_steal(hand, locked_sets, first, second, add, dist, after)
         if d >= 0 and d < best_distance:
             best_action, best_distance = a, d
     return best_action
 
 
 @njit(cache=True)
-def _act_rows(obs, mask, n, opts, count, out):
+def _act_rows(obs, mask, n, add, dist, out):
     hand = np.zeros(NUM_TYPES, np.int64)
     unseen = np.zeros(NUM_TYPES, np.int64)
     seen = np.zeros(NUM_TYPES, np.float32)
     each = np.zeros(NUM_TYPES, np.int64)
     after = np.zeros(NUM_TYPES, np.int64)
-    scratch = np.zeros((4, 4, 2), np.int64)
     for t in range(obs.shape[0]):
         legal, first = legal_count_and_first(mask, t)
         if legal <= 1:  # first is -1 when nothing is legal
@@ -140,14 +139,14 @@ def _act_rows(obs, mask, n, opts, count, out):
                 out[t] = A_STEAL_WIN
                 continue
             card = discarded_card(obs, t)
-            out[t] = _steal_or_pass(mask, t, hand, locked_sets, card, opts, count, scratch, after)
+            out[t] = _steal_or_pass(mask, t, hand, locked_sets, card, add, dist, after)
         else:
-            out[t] = _best_discard(mask, t, hand, locked_sets, unseen, seen, opts, count, scratch, each, after)
+            out[t] = _best_discard(mask, t, hand, locked_sets, unseen, seen, add, dist, each, after)
 
 
 def act_batch(obs: np.ndarray, mask: np.ndarray, num_players: int) -> np.ndarray:
     out = np.empty(obs.shape[0], np.int64)
-    _act_rows(obs, mask, num_players, *suit_options(), out)
+    _act_rows(obs, mask, num_players, *distance_tables(), out)
     return out
 
 
@@ -168,4 +167,4 @@ def play_rows(st, rows, actions, values, round_only, limit, rewards, done, final
 
 def play_params(num_players: int) -> tuple:
     """The `play_rows` policy parameters, as `act_batch` takes them."""
-    return suit_options()
+    return distance_tables()
