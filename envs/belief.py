@@ -40,6 +40,25 @@ from envs import engine_class
 SAMPLE_TRIES = 1000  # redeals before a sample gives up (a real game's are refused about 4% of the time)
 
 
+_LAST: list = [None, None]  # representative(): the last information state asked about, and its engine
+
+
+def representative(info: dict):
+    """The engine of `info`'s representative world (``Engine.from_fields``, no chance stream),
+    kept for the last information state asked about: search asks for many samples of one.
+    Read it; never change it."""
+    if _LAST[0] is not info:
+        _check_info(info)
+        _LAST[1] = engine_class(info["game"]).from_fields(info["num_players"], info["options"], info["representative"])
+        _LAST[0] = info
+    return _LAST[1]
+
+
+def _check_info(info: dict) -> None:
+    if not isinstance(info, dict) or "representative" not in info or "game" not in info:
+        raise ValueError("sample_world expects the dict engine.information_state(seat) returns")
+
+
 def sample_world(info: dict, rng: np.random.Generator):
     """A full engine state that agrees with `info` (`information_state(seat)`), its hidden
     cards and its chance stream drawn from `rng`. The seat's ``observe``, legal mask and
@@ -51,8 +70,7 @@ def sample_world(info: dict, rng: np.random.Generator):
     the sample is conditioned on what every real state shows: the exact posterior, given
     that prior. An information state for which no redeal gives a legal move cannot come
     from a real game: ValueError."""
-    if not isinstance(info, dict) or "representative" not in info or "game" not in info:
-        raise ValueError("sample_world expects the dict engine.information_state(seat) returns")
+    _check_info(info)
     cls = engine_class(info["game"])
     world = cls.from_fields(info["num_players"], info["options"], info["representative"])
     for _ in range(SAMPLE_TRIES):

@@ -392,3 +392,67 @@ def test_packed_worlds_give_the_tables_load_row_gives(game):
         for f in packed._table_fields:
             if packed._st._fields[f] != "rng":  # the streams are copied apart from both readers
                 same(f"{game} {n}p {packed._st._fields[f]}", packed._st[f], one._st[f])
+
+
+SAMPLE_CASES = [(g, n, {}) for g in BATCHED for n in load_counts(g)] + [
+    ("not_your_mas_jong", 4, {"steal_phase": "eligible"}), ("neu", 2, {"rules": "small"})]
+
+
+@pytest.mark.parametrize("game, num_players, options", SAMPLE_CASES, ids=lambda x: str(x).replace(" ", ""))
+def test_sampled_rows_are_sample_worlds_loaded(game, num_players, options):
+    """sample_rows draws the worlds of sample_world straight into tables (Neu and Ma's Jong redeal
+    a packed world in compiled code; the others load sample_world's engines): every table field
+    is what load_rows of sample_world's worlds writes from the same generator, the generator
+    then draws what it would have, and the other tables are left alone. Views from every seat,
+    the player to act's own included (Neu then redraws the deals that leave it no card)."""
+    e = envs.engine_class(game)(num_players, **options)
+    e.reset(np.random.default_rng(7))
+    rnd = random.Random(7)
+    sampled, loaded = (envs.vector_env(game, 12, num_players, seed=3, **options) for _ in range(2))
+    sampled.reset(), loaded.reset()
+    rows = np.array([1, 4, 5, 9, 10])
+    checked = 0
+    while checked < scaled(40):
+        if e.game_over:
+            e.reset(np.random.default_rng(rnd.randrange(2**32)))
+        if rnd.random() < 0.3:
+            info = e.information_state(rnd.randrange(num_players))
+            seed = rnd.randrange(2**32)
+            mine, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+            before = [np.array(sampled._st[f], copy=True) for f in sampled._table_fields]
+            views = sampled.sample_rows(rows, info, mine)
+            expected = loaded.load_rows(rows, [sample_world(info, theirs) for _ in rows])
+            for f, was in zip(sampled._table_fields, before):
+                name = f"{game} {num_players}p {sampled._st._fields[f]}"
+                same(name, sampled._st[f][rows], loaded._st[f][rows])
+                rest = np.setdiff1d(np.arange(12), rows)
+                same(name + " (other tables)", sampled._st[f][rest], was[rest])
+            for got, want in zip(views, expected):
+                same(f"{game} views", got[rows], want[rows])
+            assert mine.integers(2**62) == theirs.integers(2**62) and mine.random() == theirs.random()
+            loaded.load_rows(np.arange(12), [copy.deepcopy(e) for _ in range(12)])  # both start over alike
+            sampled.load_rows(np.arange(12), [copy.deepcopy(e) for _ in range(12)])
+            checked += 1
+        e.step(random_move(e.legal_mask(), rnd))
+
+
+def test_sampled_rows_refuse_a_view_no_redeal_can_serve_and_change_nothing():
+    """A Neu view in which every unseen card is a 10 at a total of 101, seen from a seat not to
+    act: no redeal gives the player to act a card, so sample_rows raises sample_world's error."""
+    e = envs.engine_class("neu")(4)
+    e.reset(np.random.default_rng(9))
+    viewer = (e.current_player + 1) % 4
+    info = e.information_state(viewer)
+    rep = info["representative"]
+    rep["total"], rep["owed"] = 101, 1
+    rep["draw"] = [9] * len(rep["draw"])
+    for s in range(4):
+        if s != viewer:
+            rep["hands"][s] = [0] * 9 + [rep["hand_sizes"][s]] + [0] * 8
+    venv = envs.vector_env("neu", 4, 4, seed=0)
+    venv.reset()
+    before = [np.array(venv._st[f], copy=True) for f in venv._table_fields]
+    with pytest.raises(ValueError, match="none of .* redeals"):
+        venv.sample_rows([0, 2], info, np.random.default_rng(0))
+    for f, was in zip(venv._table_fields, before):
+        same("neu", venv._st[f], was)

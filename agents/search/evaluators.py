@@ -49,6 +49,7 @@ import numpy as np
 import envs
 from agents.base import RandomAgent, can_act_batch, keeps_rows
 from agents.search.rollout import ROLLOUT_LIMIT, check_horizon, play_outs, play_pairs
+from envs.belief import representative
 
 EVALUATORS = ("batched", "readable")
 
@@ -142,18 +143,46 @@ class BatchedEvaluator:
         worlds, moves, seeds = _checked_pairs(worlds, first_moves, seeds)
         return self._play(worlds, moves, seeds)
 
+    def evaluate_sampled(self, info: dict, seat: int, first_moves: Sequence[int], count: int,
+                         rng: np.random.Generator) -> np.ndarray:
+        """`evaluate` of ``count`` worlds drawn from the information state `info`, with the same
+        draws of `rng` as ``worlds = [sample_world(info, rng) for _ in range(count)]`` followed by
+        ``seeds = rng.integers(2**62, size=count)``, and the same values as ``evaluate(worlds,
+        seat, first_moves, seeds)``; but the worlds are drawn straight into batch rows
+        (`VectorEnv.sample_rows`), never built as engines. ``[count, M, num_players]``."""
+        moves = np.asarray(first_moves, dtype=np.int64).reshape(-1)
+        if info.get("seat") != seat or seat not in range(self.num_players) or not info.get("legal"):
+            raise ValueError(f"evaluate_sampled: the information state must be seat {seat}'s, with seat {seat} to act")
+        M = moves.size
+        R = count * M
+        if R == 0:
+            return np.zeros((count, M, self.num_players))
+        world = representative(info)
+        venv = self._env(world, R)
+        rows = np.arange(R, dtype=np.int64)
+        venv.sample_rows(rows[::M], info, rng)
+        seeds = rng.integers(2**62, size=count)
+        values = self._play_loaded(venv, rows, np.tile(moves, count), np.repeat(seeds, M), M)
+        return values.reshape(count, M, self.num_players)
+
     def _play(self, worlds: list, actions: np.ndarray, row_seeds: np.ndarray, repeat: int = 1) -> np.ndarray:
         """Rows ``r * repeat`` to ``r * repeat + repeat - 1`` load ``worlds[r]``; row ``i`` takes
         ``actions[i]``, then the policy plays (seeded from ``row_seeds[i]``) to the horizon:
         every seat's summed reward ``[rows, n]``."""
-        R, n = len(worlds) * repeat, self.num_players
-        values = np.zeros((R, n))
+        R = len(worlds) * repeat
         if R == 0:
-            return values
+            return np.zeros((R, self.num_players))
         venv = self._env(worlds[0], R)
         rows = np.arange(R, dtype=np.int64)
+        venv.load_rows(rows[::repeat], worlds)
+        return self._play_loaded(venv, rows, actions, row_seeds, repeat)
+
+    def _play_loaded(self, venv: Any, rows: np.ndarray, actions: np.ndarray, row_seeds: np.ndarray,
+                     repeat: int) -> np.ndarray:
+        """`_play` once rows ``0, repeat, 2 * repeat, ...`` hold the worlds."""
+        R, n = rows.size, self.num_players
+        values = np.zeros((R, n))
         loaded = rows[::repeat]
-        venv.load_rows(loaded, worlds)
         if repeat > 1:  # each world read once, its table copied to a row per first move
             others = rows.reshape(-1, repeat)[:, 1:].reshape(-1)
             venv.copy_rows(np.repeat(loaded, repeat - 1), others)

@@ -184,6 +184,10 @@ class PIMCAgent(SearchAgent):
         self._evidence = getattr(self.policy, "evidence", None) if self.belief == "evidence" else None
         super().__init__(game, num_players, seed)
         self.reset()
+        # Uniform worlds go straight into batch rows when the evaluator can draw them there
+        # (the same worlds from the same draws as draw_worlds, without building engines).
+        self._in_rows = (self._evidence is None and type(self).draw_worlds is PIMCAgent.draw_worlds
+                         and hasattr(self.evaluator, "evaluate_sampled"))
         self.searched = self.deviated = 0  # decisions searched, and those where it left the policy's move
         self.short = 0  # worlds the evidence belief filled with rejected ones (EVIDENCE_TRIES ran out)
 
@@ -209,6 +213,8 @@ class PIMCAgent(SearchAgent):
 
     def _play(self, info: dict, seat: int, moves: np.ndarray, count: int) -> np.ndarray:
         """`count` new worlds, every one of `moves` played in each: the seat's values [count, moves]."""
+        if self._in_rows:  # the same worlds and seeds, drawn straight into the evaluator's rows
+            return self.evaluator.evaluate_sampled(info, seat, moves, count, self.rng)[:, :, seat]
         worlds = self.draw_worlds(info, count)
         seeds = self.rng.integers(2**62, size=count)
         return self.evaluator.evaluate(worlds, seat, moves, seeds)[:, :, seat]

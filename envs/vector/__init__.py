@@ -90,6 +90,7 @@ from numba import njit
 import envs
 from envs.vector import compiling  # noqa: F401 (says so before numba compiles a kernel)
 from envs.vector import rng as R
+from envs.vector import sampling
 
 KERNELS = {
     "not_for_me": "envs.vector.not_for_me",
@@ -333,6 +334,39 @@ class VectorEnv:
             raise
         return views
 
+    def sample_rows(self, rows: Any, info: dict, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Tables ``rows`` take the worlds that ``[sample_world(info, rng) for _ in rows]`` would
+        draw (`envs.belief.sample_world`), exactly: the same hidden cards and chance streams,
+        from the same draws of `rng` (a PCG64 generator), which is left where those calls would
+        leave it; but no engine is built. In the games whose kernels can redeal a packed world
+        (`envs.vector.sampling`: Neu, and Ma's Jong with its default steal phase) it costs a few
+        microseconds a world; elsewhere it is `load_rows` of `sample_world`'s worlds. An
+        information state whose redeals never give the player to act a legal move raises
+        `sample_world`'s ValueError, with the tables as they were. Returns `views`."""
+        from envs.belief import SAMPLE_TRIES, sample_world, representative
+
+        if not self._has_reset:
+            raise RuntimeError("call reset() before sample_rows()")
+        r = self._table_rows(rows)
+        world = representative(info)
+        self._check_world(0, world, stream=False)
+        layout = self._k.sample_layout(world) if hasattr(self._k, "sample_layout") else None
+        if layout is None:
+            return self.load_rows(r, [sample_world(info, rng) for _ in range(r.size)])
+        stream = sampling.stream_of(rng)
+        fields = [self._st[f] for f in self._table_fields]
+        saved = [(a, a[r]) for a in fields]
+        failed = self._k.sample_rows(self._st, r, np.array(self._k.pack_row(world), np.int64), int(info["seat"]),
+                                     stream, np.array(layout, np.int64), SAMPLE_TRIES, self._scratch)
+        sampling.put_back(rng, stream)
+        if failed >= 0:
+            for a, rows_before in saved:
+                a[r] = rows_before
+            self.views()
+            raise ValueError(f"sample_world: none of {SAMPLE_TRIES} redeals of the hidden cards gives the player to act "
+                             f"(player_{world.current_player}) a legal move; a real {self.game} game always has one")
+        return self.views()
+
     def play_out(self, rows: Any, actions: Any, kernel: Any, params: tuple, horizon: str = "round",
                  limit: int = 20_000) -> tuple[np.ndarray, int]:
         """Play tables ``rows`` from ``actions`` (one first move each) to the horizon in one
@@ -396,8 +430,8 @@ class VectorEnv:
             a[d] = a[s]
         self._mask[d] = self._mask[s]
 
-    def _check_world(self, i: int, world: Any) -> None:
-        where = f"worlds[{i}]"
+    def _check_world(self, i: int, world: Any, stream: bool = True) -> None:
+        where = f"worlds[{i}]" if stream else "the information state's world"
         if not isinstance(world, self.engine_cls):
             raise ValueError(f"{where} is a {type(world).__name__}, not a {self.engine_cls.__name__} engine ({self.game})")
         if world.num_players != self.num_players:
@@ -409,7 +443,7 @@ class VectorEnv:
             raise ValueError(f"{where} has no game: reset it first")
         if world.game_over:
             raise ValueError(f"{where}'s game is over: nothing to play on from")
-        if not isinstance(getattr(world, "rng", None), np.random.Generator):
+        if stream and not isinstance(getattr(world, "rng", None), np.random.Generator):
             raise ValueError(f"{where} has no random stream (its rng is {type(getattr(world, 'rng', None)).__name__}, "
                              "not a numpy Generator): give it one, e.g. world.rng = numpy.random.default_rng(seed)")
 

@@ -14,7 +14,7 @@ from numba import njit
 
 from envs import neu as ref
 from envs.vector import rng as R
-from envs.vector import loops
+from envs.vector import loops, sampling
 
 NUM_KINDS = ref.NUM_KINDS
 DECK_SIZE = len(ref.DECK)  # the largest deck (the standard game's); a preset's deck is in the state
@@ -179,6 +179,21 @@ def unpack_rows(st, tables, flat, starts):
         j += nd
         for c in range(np_):
             st.played[t, c] = flat[j + c]
+
+
+def sample_layout(engine: ref.Neu) -> tuple:
+    """Where `pack_row` keeps what a redeal moves (`envs.vector.sampling`): (players, kinds,
+    hands, hand sizes, draw pile, draw pile's length)."""
+    n = engine.num_players
+    hands_at = 8
+    sizes_at = hands_at + n * NUM_KINDS
+    return n, NUM_KINDS, hands_at, sizes_at, sizes_at + 4 * n + NUM_KINDS, len(engine.draw)
+
+
+@njit(cache=True)
+def sample_rows(st, tables, flat, seat, stream, layout, tries, scratch):
+    """`envs.vector.sampling.sample_rows` for Neu."""
+    return sampling.sample_rows(st, tables, flat, seat, stream, layout, tries, scratch, unpack_rows, _legal)
 
 
 # -- legality -------------------------------------------------------------------

@@ -17,7 +17,7 @@ from numba import njit
 from envs import not_your_mas_jong as ref
 from envs.engine import kind_counts
 from envs.vector import rng as R
-from envs.vector import loops
+from envs.vector import loops, sampling
 
 NUM_TYPES, RANKS, SUITS = ref.NUM_TYPES, ref.RANKS, len(ref.SUITS)
 DECK = np.array(ref.DECK, dtype=np.int8)
@@ -455,6 +455,24 @@ def unpack_rows(st, tables, flat, starts):
             for c in range(flat[j]):
                 st.locked[t, s, flat[j + 1 + c]] += 1
             j += 1 + flat[j]
+
+
+def sample_layout(engine: ref.NotYourMasJong) -> tuple | None:
+    """Where `pack_row` keeps what a redeal moves (`envs.vector.sampling`): (players, kinds,
+    hands, hand sizes, draw pile, draw pile's length). None with ``steal_phase="eligible"``,
+    where a redeal mid-steal also changes who is still to be asked."""
+    if not engine.ask_everyone:
+        return None
+    n = engine.num_players
+    hands_at = 9
+    sizes_at = hands_at + n * NUM_TYPES
+    return n, NUM_TYPES, hands_at, sizes_at, sizes_at + 4 * n + len(engine.to_ask), len(engine.draw)
+
+
+@njit(cache=True)
+def sample_rows(st, tables, flat, seat, stream, layout, tries, scratch):
+    """`envs.vector.sampling.sample_rows` for Ma's Jong."""
+    return sampling.sample_rows(st, tables, flat, seat, stream, layout, tries, scratch, unpack_rows, _legal)
 
 
 # -- views ----------------------------------------------------------------------------
