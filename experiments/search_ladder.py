@@ -2,10 +2,12 @@
 
     python -m experiments.search_ladder --game neu --agent pimc:worlds=16 --deals 200 --seed 910000
 
-Deal ``d`` (seed ``seed + d``) is played twice: once with the agent in seat ``d % n`` and
-heuristics elsewhere, once with heuristics in every seat. The same seed gives the same deal
-and the same chance stream, so the per-deal difference of that seat's summed reward (agent
-minus heuristic) is a paired difference; the command prints its mean with a 95% CI
+Deal ``d`` (seed ``seed + d``) is played with heuristics in every seat, and with the agent
+in seat ``d % n`` and heuristics elsewhere (``--seats one``), or once with the agent in each
+seat in turn (``--seats all``: more games a deal, and a per-deal difference with far less
+luck in it). The same seed gives the same deal and the same chance stream, so the per-deal
+difference of the agent's seat's summed reward (agent minus heuristic, averaged over the
+seats it took) is a paired difference; the command prints its mean with a 95% CI
 (`experiments.tournament.stats.mean_ci`), and the agent's time per decision with a choice
 (a forced move is not timed: it costs nothing), wall-clock and CPU (the deciding thread's). With ``--out DIR`` the record is written to
 a new file there, named by the time and the arguments; an existing file is never replaced.
@@ -55,26 +57,32 @@ class Timed:
         return action
 
 
+SEATS = ("one", "all")
+
+
 def ladder(game: str, spec: str, deals: int, seed: int, num_players: int = 4, baseline: str = "heuristic",
-           progress: bool = False) -> dict:
+           progress: bool = False, seats: str = "one") -> dict:
     from tqdm import tqdm
 
     env = envs.make(game, num_players=num_players)
     diffs = []
     timed = Timed(make_agent(spec, game, num_players, seed=seed))
     for d in tqdm(range(deals), desc=f"{game} {num_players}p {spec}", unit="deal", disable=not progress, leave=False):
-        seat = d % num_players
         base = [make_agent(baseline, game, num_players, seed=seed + d * num_players + s) for s in range(num_players)]
         ref = play_game(env, base, seed=seed + d)
-        table = list(base)
-        table[seat] = timed
-        timed.reset()
-        cheats = [s == seat and is_upper_bound(spec) for s in range(num_players)]  # the Timed wrapper hides the class
-        got = play_game(env, table, seed=seed + d, upper_bounds=cheats)
-        diffs.append(got["rewards"][seat] - ref["rewards"][seat])
+        taken = []
+        for seat in range(num_players) if seats == "all" else [d % num_players]:
+            table = list(base)
+            table[seat] = timed
+            timed.reset()
+            cheats = [s == seat and is_upper_bound(spec) for s in range(num_players)]  # the Timed wrapper hides the class
+            got = play_game(env, table, seed=seed + d, upper_bounds=cheats)
+            taken.append(got["rewards"][seat] - ref["rewards"][seat])
+        diffs.append(float(np.mean(taken)))
     return {
         "game": game, "num_players": num_players, "agent": spec, "baseline": baseline, "deals": deals, "seed": seed,
-        "difference": mean_ci(diffs),
+        "seats": seats,
+        "difference": mean_ci(diffs), "differences": [float(x) for x in diffs],
         "ms_per_decision": 1000 * timed.seconds / max(timed.decisions, 1), "decisions": timed.decisions,
         "cpu_ms_per_decision": 1000 * timed.cpu_seconds / max(timed.decisions, 1),
         "rollout_steps": getattr(timed.agent, "steps", None), "search_seconds": timed.seconds,
@@ -93,6 +101,8 @@ def main(argv=None) -> dict:
     p.add_argument("--players", type=cli.count, default=4, help="player count")
     p.add_argument("--deals", type=cli.count, default=100, help="duplicate deals, at least 2 (a CI needs two)")
     p.add_argument("--seed", type=cli.seed, default=910_000, help="first deal's seed (use deals not used for tuning)")
+    p.add_argument("--seats", choices=SEATS, default="one",
+                   help="the agent's seat in each deal: one (seat deal %% players) or all (each seat in turn, averaged)")
     p.add_argument("--out", default=None, help="folder for the JSON record (a new file per run)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
@@ -104,18 +114,19 @@ def main(argv=None) -> dict:
             make_agent(spec, a.game, a.players, seed=0)
         except (ValueError, FileNotFoundError) as e:
             p.error(f"{what} {spec!r}: {e}")
-    record = ladder(a.game, a.agent, a.deals, a.seed, a.players, a.baseline, progress=not a.quiet)
+    record = ladder(a.game, a.agent, a.deals, a.seed, a.players, a.baseline, progress=not a.quiet, seats=a.seats)
     d = record["difference"]
     steps = record["rollout_steps"]
     rate = f", {steps / record['search_seconds']:,.0f} play-out steps/s" if steps and record["search_seconds"] else ""
     if record["deviation_rate"] is not None:
         rate += f", leaves the rollout policy's move in {100 * record['deviation_rate']:.1f}% of decisions"
     print(f"{a.game} {a.players}p {a.agent} - {a.baseline}: {d['mean']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] "
-          f"over {a.deals} deals; {record['ms_per_decision']:.1f} ms per decision, {record['cpu_ms_per_decision']:.1f} CPU ms "
+          f"over {a.deals} deals ({'every seat' if a.seats == 'all' else 'one seat'} a deal); {record['ms_per_decision']:.1f} ms per decision, {record['cpu_ms_per_decision']:.1f} CPU ms "
           f"({record['decisions']} decisions){rate}")
     if a.out:
         os.makedirs(a.out, exist_ok=True)
-        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{a.game}-{a.players}p-{a.agent.replace(':', '_').replace(',', '_')}-{a.seed}"
+        name = (f"{time.strftime('%Y%m%d-%H%M%S')}-{a.game}-{a.players}p-{a.agent.replace(':', '_').replace(',', '_')}-{a.seed}"
+                + ("-all-seats" if a.seats == "all" else ""))
         path = os.path.join(a.out, name + ".json")
         k = 1
         while os.path.exists(path):

@@ -115,6 +115,21 @@ def test_the_ladder_command_writes_a_new_record_each_run(tmp_path, capsys):
     search_ladder.main(args)
     assert len(list(tmp_path.glob("*.json"))) == 2  # the second run did not replace the first
     assert first["deals"] == 2 and first["decisions"] > 0 and "pimc:worlds=1 - heuristic" in capsys.readouterr().out
+    assert len(first["differences"]) == 2 and first["difference"]["mean"] == pytest.approx(np.mean(first["differences"]))
+
+
+def test_the_ladder_can_seat_the_agent_in_every_seat_of_a_deal():
+    """--seats all plays each deal with the agent in each seat in turn: the baseline against itself
+    differs by exactly 0 in every deal; random takes every seat (about n times the decisions of
+    one seat a deal) and loses."""
+    from experiments.search_ladder import ladder
+
+    same = ladder("deadfall", "heuristic", 3, 7, num_players=3, seats="all")
+    assert same["differences"] == [0.0, 0.0, 0.0] and same["seats"] == "all"
+    one = ladder("deadfall", "random", 4, 7, num_players=3, seats="one")
+    every = ladder("deadfall", "random", 4, 7, num_players=3, seats="all")
+    assert every["decisions"] > 2 * one["decisions"]
+    assert every["difference"]["mean"] < 0 and len(every["differences"]) == 4
 
 
 def test_random_rollouts_keep_common_random_numbers():

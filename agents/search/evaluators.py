@@ -33,6 +33,11 @@ same reshuffles, deals and random draws.
   (`agents.search.rollout`): the reference. With ``lockstep=False`` it calls every policy's
   ``act`` one move at a time, the policies' own definition.
 
+``BatchedEvaluator.evaluate_sampled(info, seat, first_moves, count, rng)`` is `evaluate` of
+``count`` worlds drawn from an information state, straight into batch rows
+(`VectorEnv.sample_rows`): the same worlds, seeds and values as drawing them with
+`envs.belief.sample_world` first, without building an engine per world.
+
 ``evaluate_pairs(worlds, first_moves, seeds) -> [W, players]`` asks the same of one first move
 per world, taken by whoever is to act there (ismcts's leaves, each from its own node): world
 ``k``'s play-out takes ``first_moves[k]`` and seeds the policy from ``seeds[k]``.

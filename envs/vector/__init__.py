@@ -58,6 +58,11 @@ Arrays, for ``N = num_envs`` tables:
   would have started next anyway (``table_seed(row, k)``,
   ``k`` the games started there so far). Bad input is refused
   (``ValueError``, one line) and leaves every table as it was.
+* ``sample_rows(rows, info, rng) -> obs, mask, seat``: tables ``rows`` take the
+  worlds `envs.belief.sample_world` would draw from the information state
+  ``info`` with ``rng``, exactly, without building engines: Neu and Ma's Jong
+  redeal the packed world in compiled code (`envs.vector.sampling`), the
+  other games load ``sample_world``'s engines.
 
 How the kernels are compiled: every helper is inlined (``inline="always"``)
 into the few kernels Python calls (``step_rows``, ``write_views``,

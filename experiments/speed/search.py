@@ -8,8 +8,10 @@ Per game (4 players), on the same decisions (states with a choice, from random p
   every legal move, heuristic play-outs to the round's end): the readable one (readable
   engines, the heuristic's kernel in lockstep: how pimc played out before the batched
   evaluator), the batched one stepped from Python (`VectorEnv.load_rows`, then one
-  ``step(rows=...)`` and one ``act_batch`` per step) and the batched one as pimc runs it
-  (the whole play-out in one compiled call, `VectorEnv.play_out`); the values must agree;
+  ``step(rows=...)`` and one ``act_batch`` per step), the batched one with the whole play-out
+  in one compiled call (`VectorEnv.play_out`), and that one as pimc runs it, the worlds drawn
+  straight into batch rows (`VectorEnv.sample_rows`: the same worlds, drawing included in
+  the time); the values must agree;
 * `pimc`'s milliseconds per decision at 8 and 64 worlds with each evaluator, everything
   counted (sampling the worlds included);
 * in Neu also the readable search of experiments/research/headroom.py (`RolloutSearch`,
@@ -72,6 +74,19 @@ def _play_out_rate(evaluator, jobs: list) -> tuple[float, list]:
     return (evaluator.steps - steps) / (time.process_time() - start), values
 
 
+def _sampled_rate(evaluator, states: list, seed: int = 0) -> tuple[float, list]:
+    """`_play_out_rate` of `evaluate_sampled`: the worlds of `_jobs` (the same draws), drawn into
+    rows, the drawing counted in the time."""
+    rng = np.random.default_rng(seed)
+    start, steps = time.process_time(), evaluator.steps
+    values = []
+    for e in states:
+        seat = e.current_player
+        values.append(evaluator.evaluate_sampled(e.information_state(seat), seat, np.flatnonzero(e.legal_mask()),
+                                                 PLAY_OUT_WORLDS, rng))
+    return (evaluator.steps - steps) / (time.process_time() - start), values
+
+
 def _pimc_ms(game: str, states: list, worlds: int, evaluator: str) -> float:
     agent = PIMCAgent(game, 4, seed=0, worlds=worlds, evaluator=evaluator)
     start = time.process_time()
@@ -100,10 +115,11 @@ def _rollout_search_ms(game: str, states: list, worlds: int) -> float | None:
 def print_search_speed(games, repeats: int = 3, count: int = 10) -> None:
     print(f"search speed, {count} decisions per game, 4 players (CPU time, one core, median of {repeats}); play-outs: "
           f"{PLAY_OUT_WORLDS} worlds x every legal move, heuristic, to the round's end")
-    print("| game | sampled worlds/s | play-out steps/s readable | batched, stepped from Python | batched | batched / readable "
+    print("| game | sampled worlds/s | play-out steps/s readable | batched, stepped from Python | batched "
+          "| batched, worlds drawn in rows | batched in rows / readable "
           "| pimc ms/decision, 8 worlds: readable | batched | 64 worlds: readable | batched "
           "| RolloutSearch ms (8 redeals) | RolloutSearch / pimc batched (8) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     med = statistics.median
     for game in games:
         states = decisions(game, count)
@@ -115,7 +131,7 @@ def print_search_speed(games, repeats: int = 3, count: int = 10) -> None:
         _pimc_ms(game, states[:1], 1, "batched")
         rng = np.random.default_rng(0)
         infos = [e.information_state(e.current_player) for e in states]
-        samples, rates, pimc, search = [], {"readable": [], "stepped": [], "batched": []}, {}, []
+        samples, rates, pimc, search = [], {"readable": [], "stepped": [], "batched": [], "rows": []}, {}, []
         for _ in range(repeats):
             start = time.process_time()
             for info in infos:
@@ -126,7 +142,9 @@ def print_search_speed(games, repeats: int = 3, count: int = 10) -> None:
             for kind, evaluator in (("readable", readable), ("stepped", stepped), ("batched", batched)):
                 rate, values[kind] = _play_out_rate(evaluator, jobs)
                 rates[kind].append(rate)
-            for kind in ("stepped", "batched"):
+            rate, values["rows"] = _sampled_rate(batched, states)
+            rates["rows"].append(rate)
+            for kind in ("stepped", "batched", "rows"):
                 if not all(np.array_equal(a, b) for a, b in zip(values["readable"], values[kind])):
                     raise AssertionError(f"{game}: the {kind} batched evaluator's values differ from the readable one's")
             for worlds in PIMC_WORLDS:
@@ -135,8 +153,8 @@ def print_search_speed(games, repeats: int = 3, count: int = 10) -> None:
             r = _rollout_search_ms(game, states, 8)
             if r is not None:
                 search.append(r)
-        ratio = med(rates["batched"]) / med(rates["readable"])
+        ratio = med(rates["rows"]) / med(rates["readable"])
         cells = [f"{med(pimc[w, k]):.1f}" for w in PIMC_WORLDS for k in ("readable", "batched")]
         rs = f"{med(search):.1f} | {med(search) / med(pimc[8, 'batched']):.1f}x" if search else "- | -"
         print(f"| {game} | {med(samples):,.0f} | {med(rates['readable']):,.0f} | {med(rates['stepped']):,.0f} | {med(rates['batched']):,.0f} | "
-              f"{ratio:.1f}x | {' | '.join(cells)} | {rs} |")
+              f"{med(rates['rows']):,.0f} | {ratio:.1f}x | {' | '.join(cells)} | {rs} |")
