@@ -307,8 +307,8 @@ def test_worlds_drawn_in_rows_give_the_values_of_sample_world(game):
     with pytest.raises(ValueError, match="must be seat"):
         ev.evaluate_sampled(info, (seat + 1) % 4, moves, 2, mine)
     fast, slow = PIMCAgent(game, 4, seed=3, worlds=4), PIMCAgent(game, 4, seed=3, worlds=4)
-    slow._in_rows = False
-    assert fast._in_rows
+    slow.sample_in_rows = False
+    assert fast.sample_in_rows
     for e in decisions(game, 4, seed=13, count=scaled(4)):
         s = e.current_player
         obs = {"observation": e.observe(s), "action_mask": e.legal_mask()}

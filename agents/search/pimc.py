@@ -186,8 +186,7 @@ class PIMCAgent(SearchAgent):
         self.reset()
         # Uniform worlds go straight into batch rows when the evaluator can draw them there
         # (the same worlds from the same draws as draw_worlds, without building engines).
-        self._in_rows = (self._evidence is None and type(self).draw_worlds is PIMCAgent.draw_worlds
-                         and hasattr(self.evaluator, "evaluate_sampled"))
+        self.sample_in_rows = self._evidence is None and type(self).draw_worlds is PIMCAgent.draw_worlds
         self.searched = self.deviated = 0  # decisions searched, and those where it left the policy's move
         self.short = 0  # worlds the evidence belief filled with rejected ones (EVIDENCE_TRIES ran out)
 
@@ -213,7 +212,8 @@ class PIMCAgent(SearchAgent):
 
     def _play(self, info: dict, seat: int, moves: np.ndarray, count: int) -> np.ndarray:
         """`count` new worlds, every one of `moves` played in each: the seat's values [count, moves]."""
-        if self._in_rows:  # the same worlds and seeds, drawn straight into the evaluator's rows
+        if self.sample_in_rows and hasattr(self.evaluator, "evaluate_sampled"):
+            # the same worlds and seeds, drawn straight into the evaluator's rows
             return self.evaluator.evaluate_sampled(info, seat, moves, count, self.rng)[:, :, seat]
         worlds = self.draw_worlds(info, count)
         seeds = self.rng.integers(2**62, size=count)
