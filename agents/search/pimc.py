@@ -55,6 +55,9 @@ or ``pimc:ms=20``):
   ``evidence(world, seat)``, a likelihood factor in (0, 1]; up to `EVIDENCE_TRIES` uniform
   worlds per world kept). The Ma's Jong heuristic reads each other seat's last discard; a
   policy without ``evidence`` leaves the worlds uniform.
+  With the uniform belief and the batched evaluator, the worlds are drawn straight into batch
+  rows (`BatchedEvaluator.evaluate_sampled`, `VectorEnv.sample_rows`): the same worlds, seeds
+  and moves as drawing engines first (``sample_in_rows``), a few µs a world in Neu and Ma's Jong.
 
 `PIMCCheat` (spec ``pimc_cheat``) is an upper bound, not a fair player: runners hand it
 the real game through ``cheat_inform(engine)`` (a copy), and its worlds are that true state

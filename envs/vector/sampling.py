@@ -21,7 +21,9 @@ compares the rows and the generator with `sample_world` and `VectorEnv.load_rows
 A game takes part through its kernel module: ``sample_layout(engine)`` says where its packed
 row keeps the hands, their sizes and the draw pile (None where its redeal does more than move
 cards, as Ma's Jong's with ``steal_phase="eligible"``), and a thin ``sample_rows`` kernel calls
-`sample_rows` here with its ``unpack_rows`` and ``_legal``.
+`sample_rows` here with its ``unpack_rows`` and ``_legal``. As with `envs.vector.loops`, numba's
+cache does not notice an edit here in the kernels that inline it: after one, delete
+``envs/vector/__pycache__``.
 """
 
 from __future__ import annotations
