@@ -77,6 +77,21 @@ def heuristic_decisions(env, seed: int, max_iter: int | None = None):
         env.step(action)
 
 
+def stuck_neu_view(e) -> tuple[int, dict]:
+    """A Neu engine's information state, seen from the seat after the player to act, changed so
+    that no redeal can give the player to act a card: every unseen card is a 10 at a total of
+    101. (The viewer, that information state.)"""
+    viewer = (e.current_player + 1) % e.num_players
+    info = e.information_state(viewer)
+    rep = info["representative"]
+    rep["total"], rep["owed"] = 101, 1
+    rep["draw"] = [9] * len(rep["draw"])
+    for s in range(e.num_players):
+        if s != viewer:
+            rep["hands"][s] = [0] * 9 + [rep["hand_sizes"][s]] + [0] * 8
+    return viewer, info
+
+
 def cli_error_line(main, argv, capsys) -> str:
     """Run a CLI's main(argv), which must exit with code 2 and one line on stderr; that line."""
     import pytest

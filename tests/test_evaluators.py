@@ -26,6 +26,7 @@ from agents.search.evaluators import BatchedEvaluator, ReadableEvaluator, evalua
 from envs import belief  # noqa: E402
 from envs.belief import sample_world  # noqa: E402
 from tests.conftest import GAMES, scaled  # noqa: E402
+from tests.helpers import stuck_neu_view  # noqa: E402
 
 
 def decisions(game: str, num_players: int, seed: int, count: int, every: float = 0.3):
@@ -249,15 +250,7 @@ def test_sample_world_redraws_a_world_whose_player_to_act_has_no_move():
             sampled += 1
     assert plain_stuck >= 5, (plain_stuck, sampled)  # the rejection was needed
     # No redeal can help: every unseen card is a 10 and the total is 101.
-    e = decisions("neu", 4, seed=9, count=1)[0]
-    viewer = (e.current_player + 1) % 4
-    info = e.information_state(viewer)
-    rep = info["representative"]
-    rep["total"], rep["owed"] = 101, 1
-    rep["draw"] = [9] * len(rep["draw"])
-    for s in range(4):
-        if s != viewer:
-            rep["hands"][s] = [0] * 9 + [rep["hand_sizes"][s]] + [0] * 8
+    _, info = stuck_neu_view(decisions("neu", 4, seed=9, count=1)[0])
     with pytest.raises(ValueError, match=f"none of {belief.SAMPLE_TRIES} redeals"):
         sample_world(info, np.random.default_rng(0))
 

@@ -41,7 +41,7 @@ from envs.belief import sample_world  # noqa: E402
 from envs.engine import zero_sum_rewards  # noqa: E402
 from envs.vector import KERNELS  # noqa: E402
 from tests.conftest import player_counts, scaled  # noqa: E402
-from tests.helpers import random_move, same  # noqa: E402
+from tests.helpers import random_move, same, stuck_neu_view  # noqa: E402
 
 BATCHED = [g for g in envs.GAMES if g in KERNELS]
 TABLES = 16
@@ -441,14 +441,7 @@ def test_sampled_rows_refuse_a_view_no_redeal_can_serve_and_change_nothing():
     act: no redeal gives the player to act a card, so sample_rows raises sample_world's error."""
     e = envs.engine_class("neu")(4)
     e.reset(np.random.default_rng(9))
-    viewer = (e.current_player + 1) % 4
-    info = e.information_state(viewer)
-    rep = info["representative"]
-    rep["total"], rep["owed"] = 101, 1
-    rep["draw"] = [9] * len(rep["draw"])
-    for s in range(4):
-        if s != viewer:
-            rep["hands"][s] = [0] * 9 + [rep["hand_sizes"][s]] + [0] * 8
+    _, info = stuck_neu_view(e)
     venv = envs.vector_env("neu", 4, 4, seed=0)
     venv.reset()
     before = [np.array(venv._st[f], copy=True) for f in venv._table_fields]
