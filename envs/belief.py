@@ -79,8 +79,13 @@ def sample_world(info: dict, rng: np.random.Generator):
         if world.game_over or world.legal_mask().any():
             world.rng = np.random.default_rng(int(rng.integers(2**63)))
             return world
-    raise ValueError(f"sample_world: none of {SAMPLE_TRIES} redeals of the hidden cards gives the player to act "
-                     f"(player_{world.current_player}) a legal move; a real {info['game']} game always has one")
+    raise no_redeal_serves(info["game"], world.current_player)
+
+
+def no_redeal_serves(game: str, player: int) -> ValueError:
+    """The error of an information state that no redeal fits (`sample_world`, `VectorEnv.sample_rows`)."""
+    return ValueError(f"sample_world: none of {SAMPLE_TRIES} redeals of the hidden cards gives the player to act "
+                      f"(player_{player}) a legal move; a real {game} game always has one")
 
 
 def informed(agent, engine, seat: int, policy=None, upper_bound: bool = False):

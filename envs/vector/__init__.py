@@ -348,7 +348,7 @@ class VectorEnv:
         microseconds a world; elsewhere it is `load_rows` of `sample_world`'s worlds. An
         information state whose redeals never give the player to act a legal move raises
         `sample_world`'s ValueError, with the tables as they were. Returns `views`."""
-        from envs.belief import SAMPLE_TRIES, sample_world, representative
+        from envs.belief import SAMPLE_TRIES, no_redeal_serves, representative, sample_world
 
         if not self._has_reset:
             raise RuntimeError("call reset() before sample_rows()")
@@ -368,8 +368,7 @@ class VectorEnv:
             for a, rows_before in saved:
                 a[r] = rows_before
             self.views()
-            raise ValueError(f"sample_world: none of {SAMPLE_TRIES} redeals of the hidden cards gives the player to act "
-                             f"(player_{world.current_player}) a legal move; a real {self.game} game always has one")
+            raise no_redeal_serves(self.game, world.current_player)
         return self.views()
 
     def play_out(self, rows: Any, actions: Any, kernel: Any, params: tuple, horizon: str = "round",

@@ -72,13 +72,9 @@ def _exchange(need, sets, pair, blocks):
 
 
 @njit(cache=True, inline="always")
-def _add_suit(src, code, need, opts, count, dst, build=True):
-    """readable._add_suit: the state `src` with one more suit, into `dst`. With build=False,
-    `dst` is left alone and the result is readable._distance_with, the distance of that state,
-    taken straight from the (sets, pair, blocks) reached (a distance is a minimum over them)."""
-    result = 99
-    if build:
-        dst[:, :] = -1
+def _add_suit(src, code, need, opts, count, dst):
+    """readable._add_suit: the state `src` with one more suit, into `dst`."""
+    dst[:, :] = -1
     for s1 in range(4):
         for p1 in range(2):
             b1 = src[s1, p1]
@@ -92,12 +88,8 @@ def _add_suit(src, code, need, opts, count, dst, build=True):
                 if b < 0:
                     continue  # only when need < 0: never stored, as in the readable dict
                 sets, pair = min(s1 + s2, need), p1 + p2
-                if build:
-                    if dst[sets, pair] < b:
-                        dst[sets, pair] = b
-                else:
-                    result = min(result, _exchange(need, sets, pair, b))
-    return result
+                if dst[sets, pair] < b:
+                    dst[sets, pair] = b
 
 
 @njit(cache=True, inline="always")
@@ -175,7 +167,7 @@ def _build_tables(opts, count, add, dist):
 @lru_cache(maxsize=None)
 def tables() -> tuple[np.ndarray, np.ndarray]:
     """(add [NEEDS, MAX_STATES, CODES] int16, dist [NEEDS, MAX_STATES, CODES] int8), built from
-    `suit_options` (the readable `_suit_options`) in a few milliseconds: what `shanten` and
+    `suit_options` (the readable `_suit_options`) once per process: what `shanten` and
     `shanten_each` take."""
     opts, count = suit_options()
     add = np.zeros((NEEDS, MAX_STATES, CODES), np.int16)
