@@ -149,6 +149,51 @@ class NotYourMasJongHeuristic(KernelHeuristic):
         """Steal for a set only when it leaves the hand strictly closer to complete."""
         return distance_after < distance
 
+    # -- search's belief: the others' hands as this strategy's hands look ---------------
+    # pimc's belief=tilted (agents.heuristic.kernels.mas_jong_belief): log weights of an other
+    # seat's hand distance (columns 0..6, 6 = 6 or more) by cards left to draw (rows: 0-4, 5-9,
+    # ...), and BELIEF_BETA per type on its discard pile that would bring its hand closer now.
+    # Fitted in heuristic self-play, so that the walked hands' distances and such types match
+    # the real hands': python -m experiments.research.belief_tilt --game not_your_mas_jong --players N
+    BELIEF_TILT = {
+        4: np.array([
+        [0.0, 0.0, -4.033, -11.975, -11.975, -11.975, -11.975],
+        [0.0, 0.0, -4.336, -8.272, -8.821, -8.821, -8.821],
+        [0.0, 0.0, -3.951, -7.444, -7.775, -9.221, -9.221],
+        [0.0, 0.0, -3.508, -5.98, -7.217, -7.217, -8.698],
+        [0.0, 0.0, -2.802, -4.762, -5.911, -7.478, -7.478],
+        [0.0, 0.0, -2.342, -3.789, -4.336, -5.007, -8.046],
+        [0.0, 0.0, -1.751, -2.567, -2.877, -2.877, -3.527],
+        [0.0, 0.0, -1.751, -2.567, -2.877, -2.877, -3.527],
+        [0.0, 0.0, -1.751, -2.567, -2.877, -2.877, -3.527],
+    ]),
+        3: np.array([
+        [0.0, 0.0, -12.0, -12.0, -12.0, -12.0, -12.0],
+        [0.0, 0.0, -12.0, -12.0, -12.0, -12.0, -12.0],
+        [0.0, 0.0, -8.62, -12.0, -12.0, -12.0, -12.0],
+        [0.0, 0.0, -5.907, -12.0, -12.0, -12.0, -12.0],
+        [0.0, 0.0, -5.523, -10.472, -10.472, -10.472, -10.472],
+        [0.0, 0.0, -3.707, -6.678, -8.311, -8.311, -8.311],
+        [0.0, 0.0, -3.41, -5.566, -7.502, -11.141, -11.141],
+        [0.0, 0.0, -2.728, -4.137, -5.08, -9.591, -9.591],
+        [0.0, 0.0, -2.146, -2.731, -3.128, -3.128, -3.128],
+    ]),
+    }
+    BELIEF_BETA = {4: -3.64, 3: -3.421}
+    BELIEF_WIDTH = 5  # cards to draw per row of BELIEF_TILT
+    BELIEF_SWEEPS = 10  # proposals per card in the other hands
+
+    def tilt_rows(self, venv, rows: np.ndarray, seat: int, rng: np.random.Generator) -> None:
+        """Move the worlds in batch rows `rows` towards this strategy's hands (pimc's ``belief=tilted``;
+        `agents.heuristic.kernels.mas_jong_belief`)."""
+        from agents.heuristic.kernels.mas_jong_belief import tilt_rows
+
+        add, dist = tables()
+        n = self.num_players
+        tilt_rows(venv._st, np.asarray(rows, np.int64), seat, self.BELIEF_TILT[n], self.BELIEF_BETA[n], self.BELIEF_WIDTH,
+                  add, dist, self.BELIEF_SWEEPS, int(rng.integers(2**31)))
+        venv.views(rows)
+
     # -- reading the others' discards (search's belief) --------------------------------
     # The likelihood factor of a world whose discards this strategy could not have made: not 0,
     # so that a player who plays otherwise (a person, a network) only tilts the belief.

@@ -149,7 +149,7 @@ class BatchedEvaluator:
         return self._play(worlds, moves, seeds)
 
     def evaluate_sampled(self, info: dict, seat: int, first_moves: Sequence[int], count: int,
-                         rng: np.random.Generator) -> np.ndarray:
+                         rng: np.random.Generator, adjust: Any = None) -> np.ndarray:
         """`evaluate` of ``count`` worlds drawn from the information state `info`, with the same
         draws of `rng` as ``worlds = [sample_world(info, rng) for _ in range(count)]`` followed by
         ``seeds = rng.integers(2**62, size=count)``, and the same values as ``evaluate(worlds,
@@ -163,9 +163,11 @@ class BatchedEvaluator:
         if R == 0:
             return np.zeros((count, M, self.num_players))
         world = representative(info)
-        venv = self._env(world, R)
         rows = np.arange(R, dtype=np.int64)
+        venv = self._env(world, R)
         venv.sample_rows(rows[::M], info, rng)
+        if adjust is not None:  # the worlds moved towards a belief other than the uniform one
+            adjust(venv, rows[::M], seat, rng)
         seeds = rng.integers(2**62, size=count)
         values = self._play_loaded(venv, rows, np.tile(moves, count), np.repeat(seeds, M), M)
         return values.reshape(count, M, self.num_players)

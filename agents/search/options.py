@@ -19,8 +19,9 @@ from agents.search.rollout import HORIZONS
 MAX_WORLDS = 4096  # worlds a decision may sample: each is a whole game held in memory
 MAX_ITERATIONS = 1 << 20  # ismcts iterations a decision may run: each adds a tree node
 CHOICES = ("safe", "max")
-PILES = ("known", "shuffled")
-BELIEFS = ("uniform", "evidence")  # pimc: worlds drawn uniformly, or weighted by the others' public moves  # pimc_cheat: the draw pile's order seen, or shuffled in every world
+PILES = ("known", "shuffled")  # pimc_cheat: the draw pile's order seen, or shuffled in every world
+# pimc: worlds drawn uniformly, weighted by the others' public moves, or walked towards the policy's hands
+BELIEFS = ("uniform", "evidence", "tilted")
 
 COMMON = {"ms": None, "rollout": "heuristic", "horizon": "round", "evaluator": "batched"}
 PIMC = {"worlds": None, "choice": "safe", "z": 1.645, "belief": "uniform", **COMMON}

@@ -54,7 +54,12 @@ or ``pimc:ms=20``):
   under the play-out policy are kept more often (rejection sampling on the policy's
   ``evidence(world, seat)``, a likelihood factor in (0, 1]; up to `EVIDENCE_TRIES` uniform
   worlds per world kept). The Ma's Jong heuristic reads each other seat's last discard; a
-  policy without ``evidence`` leaves the worlds uniform.
+  policy without ``evidence`` leaves the worlds uniform. Or ``tilted``: the worlds are drawn
+  uniformly into batch rows, then walked (a Metropolis chain over redeals of the hidden cards)
+  towards the play-out policy's own hands, as its ``tilt_rows`` models them: the Neu heuristic
+  keeps safe cards and spends large numbers, the Ma's Jong heuristic holds hands close to
+  complete that do not need what it threw (docs/search.md). It needs the batched evaluator
+  and a policy with ``tilt_rows`` (the Neu and Ma's Jong heuristics); elsewhere it is refused.
   With the uniform belief and the batched evaluator, the worlds are drawn straight into batch
   rows (`BatchedEvaluator.evaluate_sampled`, `VectorEnv.sample_rows`): the same worlds, seeds
   and moves as drawing engines first (``sample_in_rows``), a few µs a world in Neu and Ma's Jong.
@@ -185,6 +190,11 @@ class PIMCAgent(SearchAgent):
         self.belief = check_option(kind, "belief", belief)
         # The weight of a world's public moves under the play-out policy (None: it has none to give).
         self._evidence = getattr(self.policy, "evidence", None) if self.belief == "evidence" else None
+        # Worlds walked towards the play-out policy's hands, in batch rows (None: uniform).
+        self._tilt = getattr(self.policy, "tilt_rows", None) if self.belief == "tilted" else None
+        if self.belief == "tilted" and (self._tilt is None or not hasattr(self.evaluator, "evaluate_sampled")):
+            raise ValueError(f"{kind}: belief=tilted needs evaluator=batched and a play-out policy that models its own "
+                             f"hands (the Neu and Ma's Jong heuristics); {rollout} in {game} with evaluator={evaluator} has none")
         super().__init__(game, num_players, seed)
         self.reset()
         # Uniform worlds go straight into batch rows when the evaluator can draw them there
@@ -217,7 +227,7 @@ class PIMCAgent(SearchAgent):
         """`count` new worlds, every one of `moves` played in each: the seat's values [count, moves]."""
         if self.sample_in_rows and hasattr(self.evaluator, "evaluate_sampled"):
             # the same worlds and seeds, drawn straight into the evaluator's rows
-            return self.evaluator.evaluate_sampled(info, seat, moves, count, self.rng)[:, :, seat]
+            return self.evaluator.evaluate_sampled(info, seat, moves, count, self.rng, self._tilt)[:, :, seat]
         worlds = self.draw_worlds(info, count)
         seeds = self.rng.integers(2**62, size=count)
         return self.evaluator.evaluate(worlds, seat, moves, seeds)[:, :, seat]
