@@ -282,7 +282,12 @@ def test_option_values_and_action_probs():
 def test_search_options_and_their_errors():
     agent = make_agent("pimc:worlds=16,choice=max,z=2", "neu", 4, seed=0)
     assert (agent.worlds, agent.choice, agent.z, agent.ms) == (16, "max", 2.0, None)
-    assert make_agent("pimc", "neu", 4).choice == "safe" and make_agent("pimc", "neu", 4).worlds == 8
+    assert make_agent("pimc", "neu", 4).choice == "safe"
+    # the defaults, and a game's own (GAME_DEFAULTS) where the spec leaves them out
+    assert (make_agent("pimc", "deadfall", 4).worlds, make_agent("pimc", "deadfall", 4).z) == (8, 1.645)
+    assert (make_agent("pimc", "neu", 4).worlds, make_agent("pimc", "neu", 4).z) == (256, 1.0)
+    assert (make_agent("pimc:worlds=8,z=1.645", "neu", 4).worlds, make_agent("pimc:z=2", "neu", 4).z) == (8, 2.0)
+    assert make_agent("pimc:ms=20", "neu", 4).worlds == MAX_WORLDS
     tree = make_agent("ismcts:iterations=32,c=1.5,batch=4,horizon=game", "neu", 4, seed=0)
     assert (tree.iterations, tree.c, tree.batch, tree.horizon) == (32, 1.5, 4, "game")
     assert spec_label("ismcts:iterations=32") == "ismcts:iterations=32"

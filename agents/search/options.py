@@ -24,7 +24,7 @@ PILES = ("known", "shuffled")  # pimc_cheat: the draw pile's order seen, or shuf
 BELIEFS = ("uniform", "evidence", "tilted")
 
 COMMON = {"ms": None, "rollout": "heuristic", "horizon": "round", "evaluator": "batched"}
-PIMC = {"worlds": None, "choice": "safe", "z": 1.645, "belief": "uniform", **COMMON}
+PIMC = {"worlds": None, "choice": "safe", "z": None, "belief": "uniform", **COMMON}  # None: pimc's defaults for the game
 ISMCTS = {"iterations": None, "c": 0.7, "batch": 12, **COMMON}
 SEARCH_OPTIONS = {"pimc": PIMC, "pimc_cheat": {**PIMC, "pile": "known"}, "ismcts": ISMCTS}
 OPTION_KEYS = tuple(dict.fromkeys(k for options in SEARCH_OPTIONS.values() for k in options))

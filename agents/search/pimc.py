@@ -40,10 +40,11 @@ actions (all on the chosen move, or ``softmax(values / temperature)``).
 Options (spec ``pimc:worlds=8,choice=safe,z=1.645,belief=uniform,rollout=heuristic,horizon=round,evaluator=batched``,
 or ``pimc:ms=20``):
 
-* ``worlds``: the world budget (default 8; see above);
+* ``worlds``: the world budget (default 8; in Neu 256; see above);
 * ``ms``: a CPU-time budget per decision in milliseconds (default: none; not reproducible);
 * ``choice``: ``safe`` (default) or ``max``; ``z``: the safe rule's bound (default 1.645,
-  a one-sided 95% normal bound);
+  a one-sided 95% normal bound; in Neu 1.0). A game's defaults (`GAME_DEFAULTS`) are where
+  more worlds and a bolder bound beat the heuristic at a few ms a decision (Neu: 6 CPU ms);
 * ``rollout``: the policy every seat plays in the play-outs, ``heuristic`` (default) or
   ``random`` (in Python, any agent class; the batched evaluator needs one with ``act_batch``);
 * ``horizon``: ``round`` (to the next score event, default) or ``game``;
@@ -90,6 +91,10 @@ from envs.engine import shuffled
 
 DEFAULTS = PIMC  # the spec options and their defaults (agents.search.options)
 DEFAULT_WORLDS = 8
+DEFAULT_Z = 1.645
+# Where more worlds and a bolder bound beat the heuristic at a few ms a decision (chosen on the
+# validation deals, seed 920000; measured on fresh ones: docs/results.md), the game's own defaults.
+GAME_DEFAULTS = {"neu": {"worlds": 256, "z": 1.0}}
 MIN_ROUND_WORLDS = 2  # a round's paired differences need two worlds for a spread
 MAX_HALVINGS = 2  # each round is a play-out's length of batched steps, whatever its width: few, wide rounds
 EVIDENCE_TRIES = 4  # belief=evidence: uniform worlds drawn per world kept, at most
@@ -177,12 +182,14 @@ class PIMCAgent(SearchAgent):
     name = "pimc"
 
     def __init__(self, game: str, num_players: int, seed: int | None = None, worlds: int | None = None,
-                 ms: float | None = None, choice: str = "safe", z: float = 1.645, rollout: str = "heuristic",
+                 ms: float | None = None, choice: str = "safe", z: float | None = None, rollout: str = "heuristic",
                  horizon: str = "round", evaluator: str = "batched", belief: str = "uniform") -> None:
         kind = self.name
         worlds, ms = check_option(kind, "worlds", worlds), check_option(kind, "ms", ms)
-        self.worlds = worlds if worlds is not None else (MAX_WORLDS if ms is not None else DEFAULT_WORLDS)
-        self.ms, self.choice, self.z = ms, check_option(kind, "choice", choice), check_option(kind, "z", z)
+        tuned = GAME_DEFAULTS.get(game, {})
+        self.worlds = worlds if worlds is not None else (MAX_WORLDS if ms is not None else tuned.get("worlds", DEFAULT_WORLDS))
+        z = check_option(kind, "z", z)
+        self.ms, self.choice, self.z = ms, check_option(kind, "choice", choice), tuned.get("z", DEFAULT_Z) if z is None else z
         # The policy's own move is the safe rule's default and max's tie-break; the evaluator keeps
         # its env from decision to decision.
         self._play_outs(game, num_players, rollout, horizon, evaluator)
