@@ -15,7 +15,7 @@ proportional fitting, which a product tilt needs because the hands share one poo
 * Ma's Jong: a log weight per (cards left to draw // 5, hand distance), and ``beta`` per card
   type on a seat's discard pile that would bring its hand closer now.
 
-It prints the statistics per iteration and, at the end, the tables to paste into the
+A progress bar follows the self-play and each iteration. It prints the statistics per iteration and, at the end, the tables to paste into the
 heuristic (`agents.heuristic.neu.NeuHeuristic.BELIEF_TILT`,
 `agents.heuristic.not_your_mas_jong.NotYourMasJongHeuristic.BELIEF_TILT` and ``BELIEF_BETA``).
 The deals are seeds ``--seed`` on, kept apart from the seeds the ladder reports on.
@@ -24,6 +24,7 @@ The deals are seeds ``--seed`` on, kept apart from the seeds the ladder reports 
 from __future__ import annotations
 
 import numpy as np
+from tqdm import tqdm
 
 import envs
 from experiments import cli
@@ -38,7 +39,7 @@ def decisions(game: str, n: int, games: int, seed: int):
     from agents.search.evaluators import rollout_policy
 
     policy = rollout_policy("heuristic", game, n)
-    for g in range(games):
+    for g in tqdm(range(games), desc=f"{game} {n}p self-play", unit="game", leave=False):
         e = envs.engine_class(game)(n)
         e.reset(np.random.default_rng(seed + g))
         step = 0
@@ -64,7 +65,7 @@ def fit_neu(n: int, games: int, seed: int, iterations: int) -> np.ndarray:
     print(f"neu {n}p: {len(data)} information states from {games} games")
     for it in range(iterations + 1):
         walked = np.zeros(NUM_KINDS)
-        for info, p in data:
+        for info, p in tqdm(data, desc=f"iteration {it}", unit="state", leave=False):
             venv.sample_rows(rows, info, rng)
             tilt_rows(venv._st, rows, p, logw, SWEEPS, int(rng.integers(2**31)))
             others = [s for s in range(n) if s != p]
@@ -110,7 +111,7 @@ def fit_mas_jong(n: int, games: int, seed: int, iterations: int) -> tuple[np.nda
     p_real = law(real_d)
     for it in range(iterations + 1):
         walked_d, walked_m = np.zeros((BUCKETS, DISTANCES)), 0.0
-        for info, p, b in data:
+        for info, p, b in tqdm(data, desc=f"iteration {it}", unit="state", leave=False):
             venv.sample_rows(rows, info, rng)
             tilt_rows(venv._st, rows, p, logw, beta, WIDTH, add, dist, SWEEPS, int(rng.integers(2**31)))
             st = venv._st
