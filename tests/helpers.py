@@ -77,6 +77,18 @@ def heuristic_decisions(env, seed: int, max_iter: int | None = None):
         env.step(action)
 
 
+def redealt_twin(e, seat: int, k: int):
+    """A copy of engine `e` with every card `seat` cannot see redealt and a new chance stream
+    (seeded from `k`): the same information state for `seat`, another game behind it."""
+    import copy
+
+    twin = copy.deepcopy(e)
+    twin.shuffle_hidden(seat, np.random.default_rng(k + 1))
+    twin.refresh()
+    twin.rng = np.random.default_rng(k + 2)
+    return twin
+
+
 def stuck_neu_view(e) -> tuple[int, dict]:
     """A Neu engine's information state, seen from the seat after the player to act, changed so
     that no redeal can give the player to act a card: every unseen card is a 10 at a total of

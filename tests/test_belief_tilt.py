@@ -10,7 +10,6 @@ seat knows.
 
 from __future__ import annotations
 
-import copy
 import itertools
 from collections import Counter, namedtuple
 
@@ -24,6 +23,7 @@ from agents.heuristic.kernels.neu_belief import tilt_rows as neu_tilt
 from agents.search.evaluators import rollout_policy
 from agents.search.pimc import PIMCAgent
 from envs.not_your_mas_jong import NUM_TYPES, POW4, RANKS
+from tests.helpers import cli_error_line, redealt_twin
 from tests.test_evaluators import decisions
 
 ROWS = 20_000
@@ -184,10 +184,7 @@ def test_the_walk_moves_only_hidden_cards(game):
 def test_pimc_with_the_tilted_belief_moves_only_on_what_its_seat_knows(game):
     for k, e in enumerate(decisions(game, 4, seed=6, count=3)):
         seat = e.current_player
-        twin = copy.deepcopy(e)
-        twin.shuffle_hidden(seat, np.random.default_rng(k + 1))
-        twin.refresh()
-        twin.rng = np.random.default_rng(k + 2)
+        twin = redealt_twin(e, seat, k)
         seen = set()
         for g in (e, twin):
             agent = PIMCAgent(game, 4, seed=5, worlds=4, belief="tilted")
@@ -223,7 +220,6 @@ def test_the_fit_brings_the_walked_hands_towards_the_real_ones(capsys):
 
 def test_the_fit_says_what_is_wrong_in_one_line(capsys):
     from experiments.research import belief_tilt
-    from tests.helpers import cli_error_line
 
     assert "invalid choice: 'deadfall'" in cli_error_line(belief_tilt.main, ["--game", "deadfall"], capsys)
     assert "not_your_mas_jong" in cli_error_line(belief_tilt.main, ["--game", "not_your_mas_jong", "--players", "7"], capsys)

@@ -26,7 +26,7 @@ from agents.search.evaluators import BatchedEvaluator, ReadableEvaluator, evalua
 from envs import belief  # noqa: E402
 from envs.belief import sample_world  # noqa: E402
 from tests.conftest import GAMES, scaled  # noqa: E402
-from tests.helpers import stuck_neu_view  # noqa: E402
+from tests.helpers import redealt_twin, stuck_neu_view  # noqa: E402
 
 
 def decisions(game: str, num_players: int, seed: int, count: int, every: float = 0.3):
@@ -162,10 +162,7 @@ def test_pimc_moves_do_not_change_with_the_hidden_cards(game):
     same, with either evaluator, and both evaluators choose alike."""
     for k, e in enumerate(decisions(game, 4, seed=6, count=3)):
         seat = e.current_player
-        twin = copy.deepcopy(e)
-        twin.shuffle_hidden(seat, np.random.default_rng(k + 1))
-        twin.refresh()
-        twin.rng = np.random.default_rng(k + 2)
+        twin = redealt_twin(e, seat, k)
         moves = set()
         for g in (e, twin):
             for kind in ("batched", "readable"):
@@ -181,10 +178,7 @@ def test_ismcts_moves_do_not_change_with_the_hidden_cards(game):
     evaluators give the same tree."""
     for k, e in enumerate(decisions(game, 4, seed=7, count=2)):
         seat = e.current_player
-        twin = copy.deepcopy(e)
-        twin.shuffle_hidden(seat, np.random.default_rng(k + 1))
-        twin.refresh()
-        twin.rng = np.random.default_rng(k + 2)
+        twin = redealt_twin(e, seat, k)
         seen = []
         for g in (e, twin):
             for kind in ("batched", "readable"):

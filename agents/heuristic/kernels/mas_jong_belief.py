@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from agents.heuristic.kernels.hand_distance import shanten, shanten_each
+from agents.heuristic.kernels.walk import card_at, seat_holding
 from envs.not_your_mas_jong import NUM_TYPES, POW4, RANKS
 
 _POW4 = np.array(POW4, np.int64)
@@ -49,17 +50,6 @@ def _move(st, t, s, out_card, in_card):
     st.codes[t, s, out_card // RANKS] -= _POW4[out_card % RANKS]
     st.hands[t, s, in_card] += 1
     st.codes[t, s, in_card // RANKS] += _POW4[in_card % RANKS]
-
-
-@njit(cache=True, inline="always")
-def _card_at(st, t, s, j):
-    """The `j`-th card of seat s's hand, counting type by type."""
-    for k in range(NUM_TYPES):
-        c = st.hands[t, s, k]
-        if j < c:
-            return k
-        j -= c
-    return -1
 
 
 @njit(cache=True)
@@ -93,16 +83,8 @@ def tilt_rows(st, rows, seat, logw, beta, width, add, dist, sweeps, seed):
             continue
         for _ in range(sweeps * held):
             # x: a card of another seat's hand, uniformly
-            j = np.random.randint(held)
-            s = 0
-            for q in range(n):
-                if q == seat:
-                    continue
-                if j < st.sizes[t, q]:
-                    s = q
-                    break
-                j -= st.sizes[t, q]
-            a = _card_at(st, t, s, j)
+            s, j = seat_holding(st, t, seat, seat, np.random.randint(held))
+            a = card_at(st, t, s, j)
             # y: any other hidden card outside s's hand, uniformly
             y = np.random.randint(nd + held - st.sizes[t, s])
             if y < nd:
@@ -118,16 +100,8 @@ def tilt_rows(st, rows, seat, logw, beta, width, add, dist, sweeps, seed):
                 else:
                     _move(st, t, s, b, a)
                 continue
-            y -= nd
-            q = 0
-            for r in range(n):
-                if r == seat or r == s:
-                    continue
-                if y < st.sizes[t, r]:
-                    q = r
-                    break
-                y -= st.sizes[t, r]
-            b = _card_at(st, t, q, y)
+            q, y = seat_holding(st, t, seat, s, y - nd)
+            b = card_at(st, t, q, y)
             if b == a:
                 continue
             _move(st, t, s, a, b)

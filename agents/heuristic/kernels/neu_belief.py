@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.heuristic.kernels.walk import card_at, seat_holding
+
 
 @njit(cache=True)
 def tilt_rows(st, rows, seat, logw, sweeps, seed):
@@ -24,7 +26,7 @@ def tilt_rows(st, rows, seat, logw, sweeps, seed):
     belief uniform x ``exp(sum of logw[kind])`` over the other seats' cards. Returns the
     proposals accepted."""
     np.random.seed(seed)
-    n, kinds = st.hands.shape[1], st.hands.shape[2]
+    n = st.hands.shape[1]
     accepted = 0
     for i in range(rows.size):
         t = rows[i]
@@ -36,21 +38,8 @@ def tilt_rows(st, rows, seat, logw, sweeps, seed):
         if held == 0 or nd == 0:
             continue
         for _ in range(sweeps * held):
-            j = np.random.randint(held)
-            s = 0
-            for q in range(n):
-                if q == seat:
-                    continue
-                if j < st.sizes[t, q]:
-                    s = q
-                    break
-                j -= st.sizes[t, q]
-            a = 0
-            for k in range(kinds):
-                if j < st.hands[t, s, k]:
-                    a = k
-                    break
-                j -= st.hands[t, s, k]
+            s, j = seat_holding(st, t, seat, seat, np.random.randint(held))
+            a = card_at(st, t, s, j)
             y = np.random.randint(nd)
             b = st.draw[t, y]
             if b == a:
