@@ -236,7 +236,7 @@ class NotYourMasJong(Engine):
     # observation, per seat; the hand checker's suit codes are rebuilt from the hands (`refresh`).
     STATE_FIELDS = ("tokens", "out", "game_over", "round", "ma", "final_round", "hands", "hand_sizes", "table",
                     "locked_sets", "discard_piles", "phase", "current_discard", "discarder", "to_ask", "claims", "draw",
-                    "current_player", "_pending_event")
+                    "current_player", "_pending_event", "passed_on")
 
     @property
     def max_game_length(self) -> int:
@@ -320,6 +320,9 @@ class NotYourMasJong(Engine):
         self.discarder = -1
         self.to_ask: list[int] = []  # seats still to decide on the current discard
         self.claims = [-1] * n  # steal decision per seat on the current discard (hidden)
+        # Public: per seat, the discards nobody stole since its hand last changed (it let each
+        # go with this very hand). Search's belief reads it (a heuristic always steals to win).
+        self.passed_on: list[list[int]] = [[] for _ in range(n)]
         if deal is None:
             self.chance_deal()
             order = shuffled(DECK, self.rng)
@@ -425,6 +428,7 @@ class NotYourMasJong(Engine):
 
     def _discard(self, seat: int, card: int) -> ScoreEvent | None:
         self._take(seat, card)
+        self.passed_on[seat] = []
         self.table[seat, SEAT_DISCARDS + card] += 1
         self.discard_piles[seat].append(card)
         n = self.num_players
@@ -436,6 +440,7 @@ class NotYourMasJong(Engine):
         else:
             asked = [s % n for s in range(seat + 1, seat + n) if self._can_steal(s % n, card)]
         if not asked:
+            self._let_go(seat, card)
             return self._next_turn(seat)
         self.phase = STEAL
         self.current_discard = card
@@ -469,8 +474,10 @@ class NotYourMasJong(Engine):
             return self._win(w, by="steal")
         setters = [s for s in order if claims[s] > A_STEAL_WIN and claims[s] in self.steal_options(s, card)]
         if not setters:
+            self._let_go(discarder, card)
             return self._next_turn(discarder)
         s = setters[0]
+        self.passed_on[s] = []
         self._steal_card(discarder, card)
         o1, o2 = SET_STEALS[claims[s]]
         from_hand = (card + o1, card + o2)
@@ -484,6 +491,12 @@ class NotYourMasJong(Engine):
         self.current_player = s
         return None
 
+    def _let_go(self, discarder: int, card: int) -> None:
+        """Nobody stole `card`: every other seat let it go with the hand it holds."""
+        for s in range(self.num_players):
+            if s != discarder:
+                self.passed_on[s].append(card)
+
     def _steal_card(self, discarder: int, card: int) -> None:
         self.table[discarder, SEAT_DISCARDS + card] -= 1
         self.discard_piles[discarder].pop()
@@ -494,6 +507,7 @@ class NotYourMasJong(Engine):
             # RULES.md [D]: an empty draw pile ends the round with no winner and no payment.
             return self._end_round({"round": self.round, "result": RESULT_NAMES.index("exhausted"), "winner": -1, "ma": self.ma}, [0] * self.num_players)
         self._give(p, self.chance_draw(self.draw))
+        self.passed_on[p] = []
         self.current_player = p
         self.phase = DISCARD
         if self._complete(p):

@@ -81,15 +81,20 @@ def test_the_mas_jong_walk_leaves_the_tilted_belief():
     """Three seats: seat 0 searches; seats 1 and 2 have locked two sets each and hold 4 of the 11
     hidden cards each, the draw pile the other 3 (so cards move between hands too). The rows
     follow uniform x prod over seats 1, 2 of exp(logw[distance] + beta x the types on the
-    seat's discard pile that would bring it closer), with distances from the compiled hand
-    checker: the joint law of the two seats' (distance, such types) and seat 1's hands match
-    the enumeration to within sampling noise."""
+    seat's discard pile that would bring it closer + gamma x the types it let go that would
+    complete it), with distances from the compiled hand checker: the joint law of the two
+    seats' (distance, such types) and seat 1's hands match the enumeration to within sampling
+    noise."""
     add, dist = tables()
     logw = np.zeros((2, 7))
     logw[:, :] = [0.0, 0.0, -0.7, -1.5, -2.5, -3.0, -3.0]
-    beta = -1.1
+    beta, gamma = -1.1, -2.0
     pool = [0, 0, 1, 2, 5, 6, 7, 10, 10, 11, 12]
     discarded = {1: (3, 8), 2: (13, 4)}
+    let_go = {1: (1, 11), 2: (0, 6)}  # each seat's passed_on
+    passed = np.zeros((3, NUM_TYPES), np.int64)
+    for seat, cards in let_go.items():
+        passed[seat, list(cards)] = 1
     n = 3
     st = MasJongRows(np.zeros((ROWS, n, NUM_TYPES), np.int8), np.zeros((ROWS, n, 5), np.int16),
                      np.zeros((ROWS, n), np.int8), np.zeros((ROWS, n, NUM_TYPES), np.int8),
@@ -109,11 +114,11 @@ def test_the_mas_jong_walk_leaves_the_tilted_belief():
         d = min(shanten(counts, 2, add, dist), 6)
         after = np.zeros(NUM_TYPES, np.int64)
         shanten_each(counts, 2, 1, add, dist, after)
-        return d, sum(1 for k in discarded[seat] if 0 <= after[k] < d)
+        return d, sum(1 for k in discarded[seat] if 0 <= after[k] < d), sum(1 for k in let_go[seat] if after[k] == 0)
 
     def energy(hand, seat):
-        d, m = features(hand, seat)
-        return logw[0, d] + beta * m
+        d, m, w = features(hand, seat)
+        return logw[0, d] + beta * m + gamma * w
 
     exact_joint, exact_hand = Counter(), Counter()
     for one in itertools.combinations(range(11), 4):
@@ -128,7 +133,7 @@ def test_the_mas_jong_walk_leaves_the_tilted_belief():
         for key in exact:
             exact[key] /= z
 
-    accepted = mas_jong_tilt(st, np.arange(ROWS, dtype=np.int64), 0, logw, beta, 5, add, dist, 10, 11)
+    accepted = mas_jong_tilt(st, np.arange(ROWS, dtype=np.int64), 0, logw, beta, passed, gamma, 5, add, dist, 10, 11)
     assert accepted > 0
     hand = lambda r, seat: tuple(sorted(k for k in range(NUM_TYPES) for _ in range(st.hands[r, seat, k])))
     joint = [features(hand(r, 1), 1) + features(hand(r, 2), 2) for r in range(ROWS)]
@@ -160,7 +165,7 @@ def test_the_walk_moves_only_hidden_cards(game):
         before = {f: np.array(getattr(venv._st, f)[rows]) for f in venv._st._fields
                   if isinstance(getattr(venv._st, f), np.ndarray) and getattr(venv._st, f).shape[:1] == (venv.num_envs,)}
         obs, mask, who = (np.copy(a) for a in venv.views(rows))
-        policy.tilt_rows(venv, rows, seat, np.random.default_rng(4))
+        policy.tilt_rows(venv, rows, info, np.random.default_rng(4))
         after_obs, after_mask, after_who = venv.views(rows)
         np.testing.assert_array_equal(after_obs, obs)
         np.testing.assert_array_equal(after_mask, mask)
@@ -223,3 +228,42 @@ def test_the_fit_says_what_is_wrong_in_one_line(capsys):
 
     assert "invalid choice: 'deadfall'" in cli_error_line(belief_tilt.main, ["--game", "deadfall"], capsys)
     assert "not_your_mas_jong" in cli_error_line(belief_tilt.main, ["--game", "not_your_mas_jong", "--players", "7"], capsys)
+
+
+def test_the_engine_keeps_what_each_seat_let_go_and_the_heuristic_never_lets_a_win_go():
+    """``passed_on[s]``: the discards nobody stole since seat s's hand last changed. After any
+    move it is empty for a seat whose hand changed, and otherwise what it was, plus the discard
+    just settled when nobody stole it. With heuristics everywhere no seat's list ever holds a
+    card that completes its hand (the heuristic steals to win): what the tilted belief leans on."""
+    add, dist = tables()
+    policy = rollout_policy("heuristic", "not_your_mas_jong", 4)
+    grew = 0
+    for seed in range(3):
+        e = envs.engine_class("not_your_mas_jong")(4)
+        e.reset(np.random.default_rng(seed))
+        while not e.game_over:
+            before, hands, rnd = [list(q) for q in e.passed_on], [list(h) for h in e.hands], e.round
+            card, discarder = e.current_discard, e.discarder
+            locked = [len(x) for x in e.locked_sets]
+            p = e.current_player
+            e.step(policy.act({"observation": e.observe(p), "action_mask": e.legal_mask()}))
+            if e.game_over:
+                break
+            if e.round != rnd:
+                assert e.passed_on == [[] for _ in range(4)]
+                continue
+            settled = e.discarder == -1 and discarder >= 0 and not any(len(x) > n for x, n in zip(e.locked_sets, locked))
+            for s in range(4):
+                if e.hands[s] != hands[s]:
+                    assert e.passed_on[s] == []
+                elif settled and s != discarder:
+                    assert e.passed_on[s] == before[s] + [card]
+                    grew += 1
+                else:
+                    assert e.passed_on[s] == before[s]
+                counts = np.array(e.hands[s], np.int64)
+                for k in set(e.passed_on[s]):
+                    counts[k] += 1
+                    assert shanten(counts, len(e.locked_sets[s]), add, dist) > 0
+                    counts[k] -= 1
+    assert grew > 100

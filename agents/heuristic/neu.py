@@ -79,12 +79,13 @@ class NeuHeuristic(KernelHeuristic):
                             0.366, -0.339, 0.252, 0.372, -0.206, 0.271])
     BELIEF_SWEEPS = 10  # proposals per card in the other hands
 
-    def tilt_rows(self, venv, rows: np.ndarray, seat: int, rng: np.random.Generator) -> None:
-        """Move the worlds in batch rows `rows` towards this strategy's hands (pimc's ``belief=tilted``;
-        `agents.heuristic.kernels.neu_belief`)."""
+    def tilt_rows(self, venv, rows: np.ndarray, info: dict, rng: np.random.Generator) -> None:
+        """Move the worlds in batch rows `rows`, drawn from the information state `info`, towards
+        this strategy's hands (pimc's ``belief=tilted``; `agents.heuristic.kernels.neu_belief`)."""
         from agents.heuristic.kernels.neu_belief import tilt_rows
 
-        tilt_rows(venv._st, np.asarray(rows, np.int64), seat, self.BELIEF_TILT, self.BELIEF_SWEEPS, int(rng.integers(2**31)))
+        tilt_rows(venv._st, np.asarray(rows, np.int64), int(info["seat"]), self.BELIEF_TILT, self.BELIEF_SWEEPS,
+                  int(rng.integers(2**31)))
         venv.views(rows)
 
     def terms(self, observation: dict) -> dict[int, tuple[float, float, float]]:

@@ -46,6 +46,17 @@ from envs.not_your_mas_jong import (
 )
 
 
+def passed_counts(info: dict) -> np.ndarray:
+    """``[seat, type]``: how many of each type each seat let go, with the hand it holds now, since
+    that hand last changed (the engine's public ``passed_on``, from the information state)."""
+    passed = info["representative"]["passed_on"]
+    counts = np.zeros((len(passed), NUM_TYPES), np.int64)
+    for s, cards in enumerate(passed):
+        for k in cards:
+            counts[s, k] += 1
+    return counts
+
+
 @lru_cache(maxsize=200_000)
 def hand_distance(counts: tuple[int, ...], locked_sets: int) -> int:
     """`shanten`, cached: the heuristic and `agents.features` ask about the same hands over and over."""
@@ -152,46 +163,51 @@ class NotYourMasJongHeuristic(KernelHeuristic):
     # -- search's belief: the others' hands as this strategy's hands look ---------------
     # pimc's belief=tilted (agents.heuristic.kernels.mas_jong_belief): log weights of an other
     # seat's hand distance (columns 0..6, 6 = 6 or more) by cards left to draw (rows: 0-4, 5-9,
-    # ...), and BELIEF_BETA per type on its discard pile that would bring its hand closer now.
+    # ...), BELIEF_BETA per type on its discard pile that would bring its hand closer now, and
+    # BELIEF_GAMMA per type it let go with its present hand that would have completed it.
     # Fitted in heuristic self-play, so that the walked hands' distances and such types match
     # the real hands': python -m experiments.research.belief_tilt --game not_your_mas_jong --players N
     BELIEF_TILT = {
         4: np.array([
-        [0.0, 0.0, -4.033, -11.975, -11.975, -11.975, -11.975],
-        [0.0, 0.0, -4.336, -8.272, -8.821, -8.821, -8.821],
-        [0.0, 0.0, -3.951, -7.444, -7.775, -9.221, -9.221],
-        [0.0, 0.0, -3.508, -5.98, -7.217, -7.217, -8.698],
-        [0.0, 0.0, -2.802, -4.762, -5.911, -7.478, -7.478],
-        [0.0, 0.0, -2.342, -3.789, -4.336, -5.007, -8.046],
-        [0.0, 0.0, -1.751, -2.567, -2.877, -2.877, -3.527],
-        [0.0, 0.0, -1.751, -2.567, -2.877, -2.877, -3.527],
-        [0.0, 0.0, -1.751, -2.567, -2.877, -2.877, -3.527],
+        [0.0, 0.0, -4.179, -12.0, -12.0, -12.0, -12.0],
+        [0.0, 0.0, -4.35, -8.337, -8.337, -8.337, -8.337],
+        [0.0, 0.0, -4.095, -7.577, -7.577, -7.577, -7.577],
+        [0.0, 0.0, -3.574, -5.995, -7.479, -9.181, -9.181],
+        [0.0, 0.0, -2.849, -4.78, -5.885, -12.0, -12.0],
+        [0.0, 0.0, -2.373, -3.832, -4.393, -5.078, -7.804],
+        [0.0, 0.0, -1.759, -2.583, -2.886, -2.886, -3.512],
+        [0.0, 0.0, -1.759, -2.583, -2.886, -2.886, -3.512],
+        [0.0, 0.0, -1.759, -2.583, -2.886, -2.886, -3.512],
     ]),
         3: np.array([
         [0.0, 0.0, -12.0, -12.0, -12.0, -12.0, -12.0],
         [0.0, 0.0, -12.0, -12.0, -12.0, -12.0, -12.0],
-        [0.0, 0.0, -8.62, -12.0, -12.0, -12.0, -12.0],
-        [0.0, 0.0, -5.907, -12.0, -12.0, -12.0, -12.0],
-        [0.0, 0.0, -5.523, -10.472, -10.472, -10.472, -10.472],
-        [0.0, 0.0, -3.707, -6.678, -8.311, -8.311, -8.311],
-        [0.0, 0.0, -3.41, -5.566, -7.502, -11.141, -11.141],
-        [0.0, 0.0, -2.728, -4.137, -5.08, -9.591, -9.591],
-        [0.0, 0.0, -2.146, -2.731, -3.128, -3.128, -3.128],
+        [0.0, 0.0, -8.781, -12.0, -12.0, -12.0, -12.0],
+        [0.0, 0.0, -5.911, -12.0, -12.0, -12.0, -12.0],
+        [0.0, 0.0, -5.614, -10.602, -12.0, -12.0, -12.0],
+        [0.0, 0.0, -3.742, -6.744, -10.454, -10.454, -10.454],
+        [0.0, 0.0, -3.458, -5.595, -7.624, -11.384, -11.384],
+        [0.0, 0.0, -2.73, -4.125, -5.104, -9.593, -9.593],
+        [0.0, 0.0, -2.172, -2.777, -3.16, -3.16, -3.16],
     ]),
     }
-    BELIEF_BETA = {4: -3.64, 3: -3.421}
+    BELIEF_BETA = {4: -3.632, 3: -3.376}
+    # A type a seat let go with its present hand that would have completed it: this strategy
+    # always steals to win, so such a hand is (all but) ruled out.
+    BELIEF_GAMMA = -12.0
     BELIEF_WIDTH = 5  # cards to draw per row of BELIEF_TILT
     BELIEF_SWEEPS = 10  # proposals per card in the other hands
 
-    def tilt_rows(self, venv, rows: np.ndarray, seat: int, rng: np.random.Generator) -> None:
-        """Move the worlds in batch rows `rows` towards this strategy's hands (pimc's ``belief=tilted``;
-        `agents.heuristic.kernels.mas_jong_belief`)."""
+    def tilt_rows(self, venv, rows: np.ndarray, info: dict, rng: np.random.Generator) -> None:
+        """Move the worlds in batch rows `rows`, drawn from the information state `info`, towards
+        this strategy's hands (pimc's ``belief=tilted``; `agents.heuristic.kernels.mas_jong_belief`)."""
         from agents.heuristic.kernels.mas_jong_belief import tilt_rows
 
         add, dist = tables()
         n = self.num_players
-        tilt_rows(venv._st, np.asarray(rows, np.int64), seat, self.BELIEF_TILT[n], self.BELIEF_BETA[n], self.BELIEF_WIDTH,
-                  add, dist, self.BELIEF_SWEEPS, int(rng.integers(2**31)))
+        tilt_rows(venv._st, np.asarray(rows, np.int64), int(info["seat"]), self.BELIEF_TILT[n], self.BELIEF_BETA[n],
+                  passed_counts(info), self.BELIEF_GAMMA, self.BELIEF_WIDTH, add, dist, self.BELIEF_SWEEPS,
+                  int(rng.integers(2**31)))
         venv.views(rows)
 
     # -- reading the others' discards (search's belief) --------------------------------

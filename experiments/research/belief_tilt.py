@@ -13,7 +13,9 @@ proportional fitting, which a product tilt needs because the hands share one poo
 
 * Neu: one log weight per card kind, for the cards in the other hands.
 * Ma's Jong: a log weight per (cards left to draw // 5, hand distance), and ``beta`` per card
-  type on a seat's discard pile that would bring its hand closer now.
+  type on a seat's discard pile that would bring its hand closer now (the factor for a card
+  the seat let go that would have completed its hand, ``BELIEF_GAMMA``, is fixed: the
+  heuristic never lets a win go).
 
 A progress bar follows the self-play and each iteration. It prints the statistics per iteration and, at the end, the tables to paste into the
 heuristic (`agents.heuristic.neu.NeuHeuristic.BELIEF_TILT`,
@@ -80,7 +82,10 @@ def fit_neu(n: int, games: int, seed: int, iterations: int) -> np.ndarray:
 def fit_mas_jong(n: int, games: int, seed: int, iterations: int) -> tuple[np.ndarray, float]:
     from agents.heuristic.kernels.hand_distance import shanten, shanten_each, tables
     from agents.heuristic.kernels.mas_jong_belief import tilt_rows
+    from agents.heuristic.not_your_mas_jong import NotYourMasJongHeuristic, passed_counts
     from envs.not_your_mas_jong import NUM_TYPES
+
+    GAMMA = NotYourMasJongHeuristic.BELIEF_GAMMA  # fixed: the heuristic never lets a win go
 
     add, dist = tables()
 
@@ -94,7 +99,8 @@ def fit_mas_jong(n: int, games: int, seed: int, iterations: int) -> tuple[np.nda
     data, real_d, real_m = [], np.zeros((BUCKETS, DISTANCES)), 0.0
     for e, p in decisions("not_your_mas_jong", n, games, seed):
         b = min(len(e.draw) // WIDTH, BUCKETS - 1)
-        data.append((e.information_state(p), p, b))
+        info = e.information_state(p)
+        data.append((info, p, b, passed_counts(info)))
         for s in range(n):
             if s != p:
                 piles = np.bincount(np.array(e.discard_piles[s], np.int64), minlength=NUM_TYPES)
@@ -111,9 +117,9 @@ def fit_mas_jong(n: int, games: int, seed: int, iterations: int) -> tuple[np.nda
     p_real = law(real_d)
     for it in range(iterations + 1):
         walked_d, walked_m = np.zeros((BUCKETS, DISTANCES)), 0.0
-        for info, p, b in tqdm(data, desc=f"iteration {it}", unit="state", leave=False):
+        for info, p, b, passed in tqdm(data, desc=f"iteration {it}", unit="state", leave=False):
             venv.sample_rows(rows, info, rng)
-            tilt_rows(venv._st, rows, p, logw, beta, WIDTH, add, dist, SWEEPS, int(rng.integers(2**31)))
+            tilt_rows(venv._st, rows, p, logw, beta, passed, GAMMA, WIDTH, add, dist, SWEEPS, int(rng.integers(2**31)))
             st = venv._st
             for r in rows:
                 for s in range(n):

@@ -8,6 +8,12 @@ a uniform redeal's. The belief here is the uniform one tilted, seat by seat, by 
 other seat's hand distance then has the heuristic's own distribution at that point of the
 round.
 
+Two more factors read the seats' public moves. The heuristic throws what it does not need,
+so a type on a seat's discard pile that would bring its hand closer now costs ``e^beta``. And
+it always steals to win, so a type it let go with the hand it holds now (the engine's public
+``passed_on``: nobody stole that discard, and the seat's hand has not changed since) that
+would have completed that hand costs ``e^gamma``, which all but rules such a hand out.
+
 `tilt_rows` walks each row's world towards that belief: a proposal swaps one card of an
 other seat's hand with one other hidden card (a card of another hidden hand, or of the draw
 pile), both chosen uniformly, which is symmetric, so accepting with probability
@@ -29,18 +35,22 @@ _POW4 = np.array(POW4, np.int64)
 
 
 @njit(cache=True, inline="always")
-def _energy(st, t, s, hand, after, locked_sets, row, beta, add, dist, cap):
-    """Seat s's log weight: ``row[distance]`` plus `beta` per card type on its discard pile that
-    would bring its hand closer now (the heuristic throws what it does not need)."""
+def _energy(st, t, s, hand, after, locked_sets, row, beta, passed, gamma, add, dist, cap):
+    """Seat s's log weight: ``row[distance]``, plus `beta` per card type on its discard pile that
+    would bring its hand closer now (the heuristic throws what it does not need), plus `gamma`
+    per type it let go with this hand (``passed[s]``) that would have completed it (the
+    heuristic always steals to win)."""
     for k in range(NUM_TYPES):
         hand[k] = st.hands[t, s, k]
     d = min(shanten(hand, locked_sets[s], add, dist), cap)
     e = row[d]
-    if beta != 0.0:
+    if beta != 0.0 or gamma != 0.0:
         shanten_each(hand, locked_sets[s], 1, add, dist, after)
         for k in range(NUM_TYPES):
             if st.discards[t, s, k] > 0 and 0 <= after[k] < d:
                 e += beta
+            if passed[s, k] > 0 and after[k] == 0:
+                e += gamma
     return e
 
 
@@ -53,10 +63,11 @@ def _move(st, t, s, out_card, in_card):
 
 
 @njit(cache=True)
-def tilt_rows(st, rows, seat, logw, beta, width, add, dist, sweeps, seed):
+def tilt_rows(st, rows, seat, logw, beta, passed, gamma, width, add, dist, sweeps, seed):
     """Walk each of tables `rows` (`sweeps` proposals per card in the other hands) towards the
-    belief uniform x prod over the other seats of ``exp(logw[min(ndraw // width, last), distance])``.
-    Returns the proposals accepted."""
+    belief uniform x prod over the other seats of ``exp(logw[min(ndraw // width, last), distance]
+    + beta * ... + gamma * ...)`` (`_energy`; ``passed[seat, type]``: the types each seat let go
+    with its hand, the same in every row). Returns the proposals accepted."""
     np.random.seed(seed)
     n = st.hands.shape[1]
     cap = logw.shape[1] - 1
@@ -76,7 +87,7 @@ def tilt_rows(st, rows, seat, logw, beta, width, add, dist, sweeps, seed):
             for k in range(NUM_TYPES):
                 locked_sets[s] += st.locked[t, s, k]
             locked_sets[s] //= 3
-            d[s] = _energy(st, t, s, hand, after, locked_sets, row, beta, add, dist, cap)
+            d[s] = _energy(st, t, s, hand, after, locked_sets, row, beta, passed, gamma, add, dist, cap)
             held += st.sizes[t, s]
         nd = st.ndraw[t]
         if held == 0:
@@ -92,7 +103,7 @@ def tilt_rows(st, rows, seat, logw, beta, width, add, dist, sweeps, seed):
                 if b == a:
                     continue
                 _move(st, t, s, a, b)
-                ds = _energy(st, t, s, hand, after, locked_sets, row, beta, add, dist, cap)
+                ds = _energy(st, t, s, hand, after, locked_sets, row, beta, passed, gamma, add, dist, cap)
                 if np.log(np.random.random()) < ds - d[s]:
                     st.draw[t, y] = a
                     d[s] = ds
@@ -106,8 +117,8 @@ def tilt_rows(st, rows, seat, logw, beta, width, add, dist, sweeps, seed):
                 continue
             _move(st, t, s, a, b)
             _move(st, t, q, b, a)
-            ds = _energy(st, t, s, hand, after, locked_sets, row, beta, add, dist, cap)
-            dq = _energy(st, t, q, hand, after, locked_sets, row, beta, add, dist, cap)
+            ds = _energy(st, t, s, hand, after, locked_sets, row, beta, passed, gamma, add, dist, cap)
+            dq = _energy(st, t, q, hand, after, locked_sets, row, beta, passed, gamma, add, dist, cap)
             if np.log(np.random.random()) < ds - d[s] + dq - d[q]:
                 d[s], d[q] = ds, dq
                 accepted += 1
