@@ -11,7 +11,10 @@
 The games are turn-based, so one ``step()`` plays one decision: the action of
 the seat to act (``infos[agent]["acting_seat"]``, an int, the same in every
 agent's infos; -1 once the game is over). The other agents' actions are
-ignored, and an agent may leave its action out. This is PettingZoo's
+ignored, and an agent may leave its action out. Once the game is over, a
+``step({})`` (no agent left to act) returns five empty dicts, as PettingZoo's
+``aec_to_parallel`` does and SuperSuit's ``black_death_v3`` expects; a step
+with actions raises until ``reset()``. This is PettingZoo's
 ``turn_based_aec_to_parallel`` over ``env()``, with two differences: infos hold
 numbers only (the converter's ``"active_agent"`` is a string, which replay
 buffers such as TorchRL's cannot store), and the agents that have to step with
@@ -79,10 +82,12 @@ class ParallelCardGameEnv(ParallelEnv):
 
     def step(self, actions: dict[str, Any]):
         aec = self.aec_env
-        if not self.agents:
-            raise RuntimeError("the game is over and every agent is done; call reset() to play again")
         if not isinstance(actions, dict):
             raise TypeError(f"actions must be a dict {{agent: action}}, got {type(actions).__name__}")
+        if not self.agents:
+            if not actions:  # as PettingZoo's aec_to_parallel answers it; SuperSuit's black_death_v3 relies on it
+                return {}, {}, {}, {}, {}
+            raise RuntimeError("the game is over and every agent is done; call reset() to play again")
         acting = aec.agent_selection
         if acting not in actions:
             raise ValueError(f"actions has no action for {acting}, the agent to act")

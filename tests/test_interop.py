@@ -318,6 +318,76 @@ def test_box_obs_on_the_parallel_env_under_supersuit_black_death_and_frame_stack
     assert wrapped == plain  # the same game, move by move: the masks in infos are the Dict's masks
 
 
+def _supersuit_sb3_vec_env(game: str, tables: int):
+    """PettingZoo's SB3 tutorial chain: black_death_v3, pettingzoo_env_to_vec_env_v1, concat_vec_envs_v1."""
+    ss = pytest.importorskip("supersuit")
+    pytest.importorskip("stable_baselines3")
+    env = envs.box_obs(envs.module(game).parallel_env(num_players=4))
+    env = ss.black_death_v3(env)
+    env = ss.pettingzoo_env_to_vec_env_v1(env)
+    return ss.concat_vec_envs_v1(env, tables, num_cpus=1, base_class="stable_baselines3")
+
+
+def test_supersuit_sb3_tutorial_chain_plays_on_past_the_end_of_a_game():
+    """black_death_v3 reports the game over one step after it ends (it needs every agent terminated
+    *and* truncated, or none left): that step is a step({}) on the finished parallel env, which
+    answers with empty dicts as PettingZoo's aec_to_parallel does, and SuperSuit deals a new game."""
+    vec = _supersuit_sb3_vec_env("deadfall", 2)
+    obs = vec.reset()
+    infos, rng = vec.reset_infos, np.random.default_rng(0)
+    assert obs.shape == (8, vec.observation_space.shape[0])  # 2 tables x 4 seats
+    returns, finished = np.zeros(8), []
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*illegal move")
+        for _ in range(400):
+            actions = np.array([rng.choice(np.flatnonzero(info["action_mask"])) for info in infos])
+            obs, rewards, dones, infos = vec.step(actions)
+            returns += rewards
+            for table in range(2):
+                rows = slice(4 * table, 4 * table + 4)
+                assert dones[rows].all() or not dones[rows].any()  # a table's seats end together
+                if dones[rows].all():
+                    finished.append(returns[rows].sum())
+                    returns[rows] = 0
+    assert len(finished) >= 2 and np.allclose(finished, 0)  # whole games, zero-sum
+
+
+def test_maskable_ppo_on_the_supersuit_chain_reads_the_masks_through_vec_action_masks():
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from envs.sb3 import VecActionMasks
+
+    vec = _supersuit_sb3_vec_env("deadfall", 2)
+    with pytest.raises(AttributeError, match="has_attr"):  # SuperSuit's vector env alone
+        vec.has_attr("action_masks")
+    env = VecActionMasks(vec)
+    env.seed(3)  # kept for the next reset(): table i deals the game of seed 3 + i
+    obs = env.reset()
+    for table in range(2):
+        first, _ = envs.box_obs(envs.module("deadfall").parallel_env(num_players=4)).reset(seed=3 + table)
+        assert np.array_equal(obs[4 * table:4 * table + 4], np.stack(list(first.values())))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*illegal move")  # the masks reached the policy
+        model = MaskablePPO("MlpPolicy", env, n_steps=48, batch_size=64, n_epochs=1, seed=0,
+                            policy_kwargs={"net_arch": [32]}, device="cpu")
+        model.learn(total_timesteps=384)  # 48 steps of 8 seats, twice: past the end of a Deadfall game
+    assert model.num_timesteps >= 384
+    masks = np.stack(env.env_method("action_masks"))
+    assert masks.shape == (8, env.action_space.n) and masks.any(axis=1).all()
+    assert (masks.sum(axis=1) == 1).sum() >= 3  # the seats not to act: action 0 only
+
+
+def test_vec_action_masks_names_box_obs_when_the_masks_are_missing():
+    ss = pytest.importorskip("supersuit")
+    pytest.importorskip("stable_baselines3")
+    from envs.sb3 import VecActionMasks
+
+    env = ss.pettingzoo_env_to_vec_env_v1(envs.module("neu").parallel_env())  # Dict observations, no box_obs
+    with pytest.raises(ValueError, match=r"wrap the parallel env in envs.box_obs\(\)"):
+        VecActionMasks(ss.concat_vec_envs_v1(env, 1, base_class="stable_baselines3")).reset()
+
+
 def test_box_obs_on_the_parallel_env_passes_parallel_api_test():
     from pettingzoo.test import parallel_api_test
 

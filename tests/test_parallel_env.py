@@ -125,6 +125,19 @@ def test_max_cycles_aec_gives_every_seat_at_most_that_many_decisions(game):
     assert max(decisions.values()) == 3 and decisions[cut_at] == 3
 
 
+def test_a_step_with_no_actions_after_the_game_returns_empty_dicts():
+    """PettingZoo's aec_to_parallel answers step({}) on a finished game with empty dicts, and
+    SuperSuit's black_death_v3 takes that step; a step that names an agent still raises."""
+    env = envs.module("deadfall").parallel_env(num_players=4)
+    for _ in _random_parallel_game(env, 0):
+        pass
+    assert env.step({}) == ({}, {}, {}, {}, {})
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step({"player_0": 0})
+    observations, _ = env.reset(seed=1)
+    assert env.agents and set(observations) == set(env.agents)
+
+
 def _seeded_module(game: str, seed: int):
     """The game's module for PettingZoo's max_cycles_test, which resets and samples unseeded:
     each env is seeded once before the test's own reset() draws the next deal of that stream."""
