@@ -58,6 +58,7 @@ about 40 us a step; ``tests/test_api_contract.py`` checks that the guarantees ho
 from __future__ import annotations
 
 import copy
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -165,6 +166,11 @@ class CardGameEnv(AECEnv):
 
     # -- reset -------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if sys._getframe(1).f_globals.get("__name__") == "pufferlib.emulation":
+            # PufferLib's PettingZooPufferEnv unpacks reset() as the parallel API's (observations, infos);
+            # the AEC reset() returns None, which would fail there with "cannot unpack non-iterable NoneType".
+            name = self.metadata["name"]
+            raise TypeError(f"PufferLib's PettingZooPufferEnv takes the parallel env: pass envs.{name}.parallel_env(), not {name}.env()")
         deal = None
         if options is not None:
             if not isinstance(options, dict):

@@ -401,14 +401,24 @@ def test_box_obs_on_the_parallel_env_passes_parallel_api_test():
         envs.box_obs(par)
 
 
-def test_pufferlib_takes_the_parallel_form_and_fails_on_the_aec_form_as_documented():
+@pytest.mark.parametrize("game", GAMES)
+def test_pufferlib_takes_the_parallel_form_and_names_it_when_given_the_aec_form(game):
     pytest.importorskip("pufferlib.emulation")
+    import pufferlib.vector
     from pufferlib.emulation import PettingZooPufferEnv
 
-    with pytest.raises(TypeError, match="cannot unpack non-iterable NoneType"):  # the words docs/interop.md quotes
-        PettingZooPufferEnv(env=envs.make("neu")).reset(seed=0)
-    obs, infos = PettingZooPufferEnv(env=envs.module("neu").parallel_env()).reset(seed=0)
+    mod = envs.module(game)
+    expected = f"PettingZooPufferEnv takes the parallel env: pass envs.{game}_v0.parallel_env(), not {game}_v0.env()"
+    for aec in (lambda: envs.make(game), mod.env, mod.raw_env):
+        with pytest.raises(TypeError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+            PettingZooPufferEnv(env=aec()).reset(seed=0)
+    with pytest.raises(TypeError, match="parallel_env"):  # the same line through PufferLib's vectorisation
+        pufferlib.vector.make(lambda buf=None, seed=0: PettingZooPufferEnv(env=mod.env(), buf=buf, seed=seed),
+                              num_envs=1, backend=pufferlib.vector.Serial).reset(seed=0)
+    obs, infos = PettingZooPufferEnv(env=mod.parallel_env()).reset(seed=0)
     assert len(obs) == 4
+    aec = mod.env()  # called by anything else, reset() is the AEC API's
+    assert aec.reset(seed=0) is None
 
 
 def masked_random_policy(td):
