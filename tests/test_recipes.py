@@ -253,3 +253,78 @@ def test_cleanrl_episode_logging_under_same_step_reads_final_info(capsys):
     assert cleanrl_ppo.main(["--game", "neu", "--players", "4", "--eval-games", "2", "--steps", "600"]) == 0
     games = [int(g) for g in re.findall(r"games=(\d+), episodic_return", capsys.readouterr().out)]
     assert games and games[-1] > 0
+
+
+def _recipes_block(needle: str) -> str:
+    from tests.test_docs import ROOT, python_blocks
+
+    blocks = [b["source"] for b in python_blocks(ROOT / "docs" / "recipes.md") if needle in b["source"]]
+    assert len(blocks) == 1, f"docs/recipes.md has {len(blocks)} python blocks with {needle!r}"
+    return blocks[0]
+
+
+def _run_logging_snippet(capsys, mode: str, steps: int) -> list[tuple[int, float, int]]:
+    snippet = _recipes_block("gym.wrappers.vector.RecordEpisodeStatistics(vec)")
+    snippet = snippet.replace("range(0, 4 * 100, 4)", f"range(0, 4 * {steps}, 4)").replace("SAME_STEP", mode)
+    capsys.readouterr()
+    exec(compile(snippet, "docs/recipes.md", "exec"), {"__name__": "__main__"})
+    line = re.compile(r"global_step=(\d+), episodic_return=(-?[\d.]+), episodic_length=(\d+)")
+    return [(int(s), float(r), int(n)) for s, r, n in line.findall(capsys.readouterr().out)]
+
+
+def test_cleanrl_logging_snippet_logs_every_finished_game_with_its_return_and_length(capsys):
+    """The recipe's loop (docs/recipes.md, "Logging finished games under gymnasium 1.x"), run for 60
+    steps, prints exactly the games a plain replay of the same steps sees end."""
+    import gymnasium as gym
+    import numpy as np
+
+    import envs
+
+    logged = _run_logging_snippet(capsys, "SAME_STEP", 60)
+    vec = gym.make_vec(envs.gym_id("deadfall"), num_envs=4, vectorization_mode="sync",
+                       vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
+                       num_players=4, seat=0, opponents="heuristic", minimal_infos=True)
+    _, infos = vec.reset(seed=0)
+    rng = np.random.default_rng(0)
+    returns, lengths, expected = np.zeros(4), np.zeros(4, int), []
+    for global_step in range(0, 4 * 60, 4):
+        actions = [rng.choice(np.flatnonzero(mask)) for mask in infos["action_mask"]]
+        _, rewards, terminations, truncations, infos = vec.step(actions)
+        returns += rewards
+        lengths += 1
+        for i in np.flatnonzero(terminations | truncations):
+            expected.append((global_step, float(returns[i]), int(lengths[i])))
+            returns[i], lengths[i] = 0, 0
+    vec.close()
+    assert len(expected) >= 4 and logged == expected
+    next_step = _run_logging_snippet(capsys, "NEXT_STEP", 60)  # the same loop in gymnasium's default mode
+    assert len(next_step) >= 4 and all(n > 0 for _, _, n in next_step)
+
+
+def test_cleanrl_gymnasium_0_29_loop_fails_or_logs_nothing_under_gymnasium_1():
+    """What docs/recipes.md says of CleanRL's final_info loop, checked against gymnasium itself."""
+    import gymnasium as gym
+    import numpy as np
+
+    import envs
+
+    failing = _recipes_block('for info in infos["final_info"]:')
+    for mode in ("SAME_STEP", "NEXT_STEP"):
+        vec = gym.make_vec(envs.gym_id("deadfall"), num_envs=2, vectorization_mode="sync",
+                           vector_kwargs={"autoreset_mode": getattr(gym.vector.AutoresetMode, mode)},
+                           wrappers=[gym.wrappers.RecordEpisodeStatistics], minimal_infos=True)
+        _, infos = vec.reset(seed=0)
+        ended = 0
+        for global_step in range(200):
+            _, _, terminations, truncations, infos = vec.step([int(np.flatnonzero(m)[0]) for m in infos["action_mask"]])
+            ended += int((terminations | truncations).sum())
+            if mode == "NEXT_STEP":
+                assert "final_info" not in infos  # the loop has nothing to walk
+                continue
+            assert "episode" not in infos  # SAME_STEP: `if "episode" in infos` logs nothing
+            if "final_info" in infos:
+                with pytest.raises(TypeError, match="string indices must be integers"):
+                    exec(failing, {"infos": infos, "global_step": global_step})
+                break
+        vec.close()
+        assert ended >= 1
