@@ -421,41 +421,100 @@ def test_pufferlib_takes_the_parallel_form_and_names_it_when_given_the_aec_form(
     assert aec.reset(seed=0) is None
 
 
-def masked_random_policy(td):
-    """A random policy that reads each seat's mask (docs/interop.md, "TorchRL, batched")."""
-    import torch
-
-    mask = td["agents", "action_mask"].float()
-    mask[mask.sum(-1) == 0, 0] = 1.0  # a seat with nothing to decide: action 0, ignored
-    td["agents", "action"] = torch.multinomial(mask.flatten(0, -2), 1).view(mask.shape[:-1])
-    return td
-
-
-def test_torchrl_batched_serial_env_respects_masks_with_a_masked_policy():
+def test_torchrl_batched_random_rollout_without_a_policy_plays_illegal_moves():
     """TorchRL's SerialEnv over the wrapper: its default random rollout samples the whole action
-    space, so nearly every step is an illegal move that ends the game at -1; a policy that reads
-    ("agents", "action_mask") plays legal moves only and the games run their course."""
+    space, so nearly every step is an illegal move that ends the game at -1 (docs/interop.md)."""
     pytest.importorskip("torchrl")
     import functools
 
     import torch
     from torchrl.envs import SerialEnv
-    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
-    from torchrl.envs.utils import MarlGroupMapType
-
-    def make(game):
-        return PettingZooWrapper(envs.make(game, num_players=4), use_mask=True, group_map=MarlGroupMapType.ALL_IN_ONE_GROUP)
 
     torch.manual_seed(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plain = SerialEnv(2, functools.partial(make, "deadfall")).rollout(100, break_when_any_done=False)
-        masked = SerialEnv(2, functools.partial(make, "deadfall")).rollout(300, masked_random_policy, break_when_any_done=False)
-    illegal = lambda td: int((td["next", "agents", "info", "illegal_move"][..., 0] >= 0).sum())  # noqa: E731
-    assert illegal(plain) > 50  # the trap: the unmasked random rollout
-    assert illegal(masked) == 0
-    acting = masked["agents", "mask"]  # the seat to act at each step of each table
-    chosen = masked["agents", "action"][acting]
-    legal = masked["agents", "action_mask"][acting]
-    assert legal.gather(1, chosen[:, None]).all()  # every move played was legal for its seat
-    assert int(masked["next", "done"].sum()) >= 2  # whole games, ended by the rules
+        plain = SerialEnv(2, functools.partial(torchrl_table, "deadfall", minimal_infos=False)).rollout(
+            100, break_when_any_done=False)
+    assert int((plain["next", "agents", "info", "illegal_move"][..., 0] >= 0).sum()) > 50
+
+
+def torchrl_table(game: str, minimal_infos: bool = True):
+    """One table for TorchRL's batched envs; at module level so that ParallelEnv's workers import it."""
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+    from torchrl.envs.utils import MarlGroupMapType
+
+    return PettingZooWrapper(envs.make(game, num_players=4, minimal_infos=minimal_infos), use_mask=True,
+                             group_map=MarlGroupMapType.ALL_IN_ONE_GROUP, categorical_actions=True)
+
+
+@pytest.mark.parametrize("batch", ["SerialEnv", "ParallelEnv"])
+def test_torchrl_masked_actor_plays_only_legal_moves_in_batched_envs(batch):
+    """docs/interop.md, "TorchRL, batched": TorchRL's ProbabilisticActor with MaskedCategorical reads
+    each seat's mask from the tensordict it acts on, so no table ever gets a masked-out move, also
+    across one table restarting while the other plays on. TorchRL 0.14.1's ActionMask transform
+    over ParallelEnv fails at that partial reset instead."""
+    pytest.importorskip("torchrl")
+    import functools
+
+    import torch
+    import torchrl.envs
+    from tensordict.nn import TensorDictModule
+    from torchrl.envs.utils import ExplorationType, set_exploration_type
+    from torchrl.modules import MaskedCategorical, MultiAgentMLP, ProbabilisticActor
+
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TorchRL's note on the PettingZoo version it was tested with
+        batched = getattr(torchrl.envs, batch)(2, functools.partial(torchrl_table, "deadfall"))
+        batched.set_seed(0)
+        obs_key = ("agents", "observation", "observation")
+        net = MultiAgentMLP(n_agent_inputs=batched.observation_spec[obs_key].shape[-1],
+                            n_agent_outputs=batched.full_action_spec["agents", "action"].space.n, n_agents=4,
+                            centralised=False, share_params=True, depth=1, num_cells=32)
+        policy = ProbabilisticActor(
+            module=TensorDictModule(net, in_keys=[obs_key], out_keys=[("agents", "logits")]),
+            in_keys={"logits": ("agents", "logits"), "mask": ("agents", "action_mask")},
+            out_keys=[("agents", "action")], distribution_class=MaskedCategorical)
+        try:
+            with torch.no_grad(), set_exploration_type(ExplorationType.RANDOM):
+                rollout = batched.rollout(120, policy, break_when_any_done=False)
+            acting = rollout["agents", "mask"]  # the seat to act at each step of each table
+            chosen = rollout["agents", "action"][acting]
+            assert rollout["agents", "action_mask"][acting].gather(1, chosen[:, None]).all()
+            done = rollout["next", "done"].squeeze(-1)
+            assert done[0].any() and done[1].any() and not (done[0] & done[1]).all()  # each table restarted
+            if batch == "ParallelEnv":
+                masked = torchrl.envs.TransformedEnv(batched, torchrl.envs.ActionMask(
+                    action_key=("agents", "action"), mask_key=("agents", "action_mask")))
+                with pytest.raises(TypeError, match="Multiple dispatch failed for 'torch.Tensor.copy_'"):
+                    masked.rollout(200, break_when_any_done=False)
+        finally:
+            batched.close()
+
+
+def test_torchrl_action_mask_transform_is_out_of_date_after_one_table_restarts():
+    """docs/interop.md: TorchRL 0.14.1's ActionMask keeps one mask in the action spec; when one table
+    of a SerialEnv restarts, the other table's row comes from the reset tensordict, out of date, and
+    a random rollout then samples from it. Before any partial reset the spec's mask is the tensordict's."""
+    pytest.importorskip("torchrl")
+    import functools
+
+    import torch
+    from torchrl.envs import ActionMask, SerialEnv, TransformedEnv
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = TransformedEnv(SerialEnv(2, functools.partial(torchrl_table, "deadfall")),
+                             ActionMask(action_key=("agents", "action"), mask_key=("agents", "action_mask")))
+        env.set_seed(0)
+        torch.manual_seed(0)
+        td, restarted, stale = env.reset(), False, []
+        for _ in range(200):
+            spec_mask = env.full_action_spec["agents", "action"].mask
+            rows = [b for b in range(2) if not torch.equal(spec_mask[b], td["agents", "action_mask"][b])]
+            assert restarted or not rows  # in step until a table restarts
+            stale += rows
+            out, td = env.step_and_maybe_reset(env.rand_action(td))
+            restarted = restarted or bool(out["next", "done"].any())
+        env.close()
+    assert stale
