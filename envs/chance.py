@@ -60,6 +60,8 @@ class Chance:
         forced = self.__dict__.get("_forced")
         if forced:
             kind = forced.pop(0)
+            if isinstance(kind, dict):
+                raise ValueError(f"{self.game_name}: a deal was given where the game draws a card")
             if kind not in counts:
                 raise ValueError(f"{self.game_name}: cannot draw {kind!r}: the pile holds {outcomes}")
             i = len(pile) - 1 - pile[::-1].index(kind)
@@ -70,13 +72,21 @@ class Chance:
         self._log_chance(event._replace(outcome=card))
         return card
 
-    def chance_deal(self) -> None:
-        """Say that new hands are about to be dealt from the engine's stream (a new round or
-        hand): a chance event with too many outcomes to list, which `step_outcomes` refuses."""
+    def chance_deal(self) -> dict | None:
+        """Say that new hands are about to be dealt (a new round or hand): a chance event with too
+        many outcomes to list, which `step_outcomes` refuses. Returns the stacked deal given by
+        `take_chance` (a dict: what ``reset(rng, deal=...)`` takes, shaped by `deal_parts`), or
+        None: the engine then deals from its stream."""
+        forced = self.__dict__.get("_forced")
+        if forced and isinstance(forced[0], dict):
+            deal = forced.pop(0)
+            self._log_chance(ChanceEvent("deal", (), (), deal))
+            return deal
         event = ChanceEvent("deal", (), ())
         if self.__dict__.get("_enumerating"):
             raise NeedChance(event)
         self._log_chance(event)
+        return None
 
     def chance_reshuffle(self) -> None:
         """Say that a pile is turned over into a new face-down pile: a chance event that shows
@@ -89,8 +99,17 @@ class Chance:
             log.append(event)
 
     def take_chance(self, outcomes: Sequence[Any]) -> None:
-        """The next draws take these outcomes (card kinds), in order, instead of the pile's top."""
+        """The next chance events take these outcomes, in order: a card kind for a draw (instead
+        of the pile's top), a stacked deal (a dict) for a deal (instead of the stream's)."""
         self._forced = list(outcomes)
+
+    def deal_parts(self) -> tuple[list[int], list[tuple[str, list[int] | int]]]:
+        """What a deal at this point names, for dealing it card by card (`envs.openspiel`): the
+        cards it deals from, and the stacked deal's parts in order, each a key with its sizes
+        (a list, one size per seat: a list of lists in the deal) or one size (a flat list). The
+        cards a deal leaves unnamed go, shuffled, where the engine keeps the rest (a draw pile:
+        every draw from it is a chance event of its own; or a set-aside nobody sees)."""
+        raise NotImplementedError(f"{self.game_name}: no deal_parts()")
 
     def record_chance(self, log: list | None) -> None:
         """Append every chance event from now on to `log` (None stops)."""

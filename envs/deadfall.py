@@ -238,7 +238,8 @@ class Deadfall(Engine):
         h = self.hand_size
         self.hand_sizes = [h] * n
         if deal is None:
-            self.chance_deal()
+            deal = self.chance_deal()  # a deal given by take_chance, else None: from the stream
+        if deal is None:
             # The same draws as rng.permutation(DECK) (a copy, then this
             # shuffle), without allocating a new array every hand.
             order = self._order
@@ -281,6 +282,9 @@ class Deadfall(Engine):
             for r in hand:
                 self.hands[s][r - 1] += 1
         self.set_aside = aside if aside is not None else shuffled(rest, self.rng)
+
+    def deal_parts(self) -> tuple[list[int], list[tuple[str, list[int] | int]]]:
+        return list(DECK), [("hands", [self.hand_size] * self.num_players)]
 
     def _end_game(self) -> None:
         self.game_over = True

@@ -182,7 +182,8 @@ class Neu(Engine):
         self.hands = [[0] * NUM_KINDS for _ in range(n)]
         self.hand_sizes = [0] * n
         if deal is None:
-            self.chance_deal()
+            deal = self.chance_deal()  # a deal given by take_chance, else None: from the stream
+        if deal is None:
             order = shuffled(self.deck, self.rng)
             # The dealer deals one card at a time starting at their left; with a
             # shuffled deck only the count matters, so deal 3 in a block each.
@@ -198,8 +199,15 @@ class Neu(Engine):
     def _stacked_deal(self, deal: dict) -> None:
         g = self.game_name
         check_deal_keys(deal, {"hands", "draw_pile"}, g)
-        parsed = parse_hands(deal, [self.hand_size] * self.num_players, parse_card, g)
+        parsed = parse_hands(deal, self._hand_sizes_dealt(), parse_card, g,
+                             size_rule=lambda seat, size: f"a seat out of the game gets no cards, every other seat {self.hand_size}")
         self.give_stacked_deal(deal, parsed, parse_card, lambda k: KIND_NAMES[k])
+
+    def _hand_sizes_dealt(self) -> list[int]:
+        return [0 if out else self.hand_size for out in self.out]
+
+    def deal_parts(self) -> tuple[list[int], list[tuple[str, list[int] | int]]]:
+        return list(self.deck), [("hands", self._hand_sizes_dealt())]
 
     def deals(self) -> list[tuple[float, dict]]:
         """Every first deal of the small preset with its probability, as stacked deals (``reset(rng,

@@ -295,7 +295,8 @@ class NotForMe(Engine):
         self.offer_size = 0
         self.draws_owed = 0
         if deal is None:
-            self.chance_deal()
+            deal = self.chance_deal()  # a deal given by take_chance, else None: from the stream
+        if deal is None:
             order = shuffled(self.deck, self.rng)
             for s in range(n):
                 for k in order[s * HAND_SIZE : (s + 1) * HAND_SIZE]:
@@ -307,6 +308,9 @@ class NotForMe(Engine):
             self._stacked_deal(deal)
         self.current_player = self.start_player
         self._mask = None
+
+    def deal_parts(self) -> tuple[list[int], list[tuple[str, list[int] | int]]]:
+        return list(self.deck), [("hands", [HAND_SIZE] * self.num_players), ("supply", SUPPLY_SLOTS)]
 
     def _stacked_deal(self, deal: dict) -> None:
         g, n = self.game_name, self.num_players

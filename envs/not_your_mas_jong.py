@@ -324,7 +324,8 @@ class NotYourMasJong(Engine):
         # go with this very hand). Search's belief reads it (a heuristic always steals to win).
         self.passed_on: list[list[int]] = [[] for _ in range(n)]
         if deal is None:
-            self.chance_deal()
+            deal = self.chance_deal()  # a deal given by take_chance, else None: from the stream
+        if deal is None:
             order = shuffled(DECK, self.rng)
             for s in range(n):
                 size = HAND_SIZE + (1 if s == self.ma else 0)
@@ -345,7 +346,7 @@ class NotYourMasJong(Engine):
         g = self.game_name
         n = self.num_players
         check_deal_keys(deal, {"hands", "draw_pile"}, g)
-        sizes = [HAND_SIZE + (1 if i == self.ma else 0) for i in range(n)]
+        sizes = self._hand_sizes_dealt()
         parsed = parse_hands(
             deal,
             sizes,
@@ -355,6 +356,12 @@ class NotYourMasJong(Engine):
             seat_note=" (player_0 is the Ma)",
         )
         self.give_stacked_deal(deal, parsed, parse_card, lambda k: CARD_NAMES[k])
+
+    def _hand_sizes_dealt(self) -> list[int]:
+        return [HAND_SIZE + (1 if i == self.ma else 0) for i in range(self.num_players)]
+
+    def deal_parts(self) -> tuple[list[int], list[tuple[str, list[int] | int]]]:
+        return list(DECK), [("hands", self._hand_sizes_dealt())]
 
     def _give(self, seat: int, card: int) -> None:
         self.hands[seat][card] += 1

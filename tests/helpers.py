@@ -116,6 +116,35 @@ def cli_error_line(main, argv, capsys) -> str:
     return lines[0]
 
 
+def first_deal_parts(game: str, players: int):
+    """A fresh engine stopped at its first deal, with what that deal names (`deal_parts`)."""
+    import envs
+
+    e = envs.engine_class(game)(players)
+    e._enumerating = True
+    try:
+        e.reset(np.random.default_rng(0))
+    except envs.engine.NeedChance:
+        pass
+    deck, parts = e.deal_parts()
+    return e, deck, parts
+
+
+def deal_from_cards(card_names, parts, cards) -> dict:
+    """The stacked deal (`reset(rng, deal=...)`) that hands out `cards` (ids) in order, part by
+    part and seat by seat as `deal_parts` lists them."""
+    deal, i = {}, 0
+    for key, sizes in parts:
+        if isinstance(sizes, list):
+            deal[key] = [[card_names[c] for c in cards[i + sum(sizes[:s]):i + sum(sizes[:s + 1])]]
+                         for s in range(len(sizes))]
+            i += sum(sizes)
+        else:
+            deal[key] = [card_names[c] for c in cards[i:i + sizes]]
+            i += sizes
+    return deal
+
+
 def digest(array: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()[:16]
 

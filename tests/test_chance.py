@@ -20,6 +20,7 @@ import pytest
 
 import envs
 from tests.conftest import GAMES
+from tests.helpers import deal_from_cards, first_deal_parts
 from tests.test_belief import _states
 
 
@@ -141,3 +142,25 @@ def test_a_move_that_deals_a_new_round_cannot_be_listed():
                     e.step_outcomes(int(action))
                 return
     raise AssertionError("no round ended")
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_take_chance_with_a_deal_stacks_the_next_deal_as_reset_would(game):
+    # A deal built from deal_parts (the cards and the parts the deal names), given through
+    # take_chance, deals exactly what reset(rng, deal=...) deals; at a draw it is refused.
+    probe, deck, parts = first_deal_parts(game, 3)
+    deal = deal_from_cards(probe.card_names, parts, list(np.random.default_rng(5).permutation(deck)))
+    stacked, forced = envs.engine_class(game)(3), envs.engine_class(game)(3)
+    stacked.reset(np.random.default_rng(1), deal=deal)
+    forced.take_chance([deal])
+    forced.reset(np.random.default_rng(1))
+    for seat in range(3):
+        np.testing.assert_array_equal(forced.observe(seat), stacked.observe(seat))
+    mask = forced.legal_mask()
+    assert np.array_equal(mask, stacked.legal_mask())
+    other = envs.engine_class(game)(3)
+    other.reset(np.random.default_rng(1))
+    assert any(not np.array_equal(other.observe(s), stacked.observe(s)) for s in range(3))
+    forced.take_chance([deal])
+    with pytest.raises(ValueError, match="a deal was given where the game draws a card"):
+        forced.chance_draw([0, 1])
