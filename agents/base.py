@@ -190,3 +190,35 @@ class RandomAgent(Agent):
         if self._row_streams is None:
             return checked_moves(draw_rows(mask, seat, generator=self.rng))
         return checked_moves(draw_rows(mask, seat, streams=self._row_streams, seeded=self._row_seeded, rows=rows))
+
+
+def move_probabilities(agent: Agent, key: bytes, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The agent's probability of each move at one information set (exact solving, OpenSpiel):
+    ``probs_at(key)`` where it has one (a solved policy, keyed by `Engine.information_key`),
+    ``action_probs(observation)`` where it has one, uniform over the legal moves for
+    `RandomAgent`, and otherwise its ``act`` once, which must then be deterministic (checked
+    under two seeds). Normalised over the legal moves; ValueError when it gives them no weight."""
+    legal = np.asarray(mask) > 0
+    if callable(getattr(agent, "probs_at", None)):
+        p = np.asarray(agent.probs_at(key), np.float64)
+    elif callable(getattr(agent, "action_probs", None)):
+        p = np.asarray(agent.action_probs({"observation": obs, "action_mask": mask}), np.float64)
+    elif isinstance(agent, RandomAgent):
+        p = legal / legal.sum()
+    else:
+        moves = set()
+        for s in (1, 2):
+            if callable(getattr(agent, "seed", None)):
+                agent.seed(s)
+            if callable(getattr(agent, "reset", None)):
+                agent.reset()
+            moves.add(int(agent.act({"observation": obs, "action_mask": mask})))
+        if len(moves) > 1:
+            raise ValueError(f"agent {type(agent).__name__} is not deterministic (moves {sorted(moves)} at one "
+                             f"information set); give it action_probs(observation) for exact exploitability")
+        p = np.zeros(len(legal))
+        p[moves.pop()] = 1.0
+    p = np.where(legal, p, 0.0)
+    if not p.sum() > 0:
+        raise ValueError(f"agent {type(agent).__name__} gives no weight to any legal move at an information set")
+    return p / p.sum()

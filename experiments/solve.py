@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 import envs
-from agents.base import RandomAgent
+from agents.base import move_probabilities
 from agents.spec import make_from_spec, spec_label
 from experiments.cli import claim_out, command_line, run_metadata
 from train import cfr
@@ -58,30 +58,7 @@ def agent_policy(agent, tree: cfr.Tree) -> np.ndarray:
     """The agent's probability of each move at each information set of `tree`, [I, A]."""
     policy = np.zeros((tree.num_infos, tree.num_actions))
     for i, (key, (obs, mask)) in enumerate(zip(tree.info_keys, tree.info_obs)):
-        legal = mask > 0
-        if callable(getattr(agent, "probs_at", None)):
-            p = np.asarray(agent.probs_at(key), np.float64)
-        elif callable(getattr(agent, "action_probs", None)):
-            p = np.asarray(agent.action_probs({"observation": obs, "action_mask": mask}), np.float64)
-        elif isinstance(agent, RandomAgent):
-            p = legal / legal.sum()
-        else:
-            moves = set()
-            for s in (1, 2):
-                if callable(getattr(agent, "seed", None)):
-                    agent.seed(s)
-                if callable(getattr(agent, "reset", None)):
-                    agent.reset()
-                moves.add(int(agent.act({"observation": obs, "action_mask": mask})))
-            if len(moves) > 1:
-                raise ValueError(f"agent {type(agent).__name__} is not deterministic (moves {sorted(moves)} at one "
-                                 f"information set); give it action_probs(observation) for exact exploitability")
-            p = np.zeros(tree.num_actions)
-            p[moves.pop()] = 1.0
-        p = np.where(legal, p, 0.0)
-        if not p.sum() > 0:
-            raise ValueError(f"agent {type(agent).__name__} gives no weight to any legal move at an information set")
-        policy[i] = p / p.sum()
+        policy[i] = move_probabilities(agent, key, obs, mask)
     return policy
 
 
