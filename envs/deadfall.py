@@ -24,13 +24,19 @@ from envs.engine import (
     parse_hands,
     shuffled,
 )
+from envs.small import stacked_deals
 
 NUM_RANKS = 10
 RANKS = tuple(range(1, NUM_RANKS + 1))
 DECK = tuple(r for r in RANKS for _ in range(r))  # 55 cards; a card id is its rank
-_DECK_ARRAY = np.array(DECK, dtype=np.int64)
 HAND_SIZE = {2: 7, 7: 5}  # RULES.md: 6 cards each, 7 with 2 players, 5 with 7 players
 DEFAULT_HAND_SIZE = 6
+# The small preset (rules="small", RULES.md "Deadfall, small preset"): two players, one hand,
+# ranks 1 to 4 only (10 cards), hands of 3 and 4 cards set aside: small enough to solve exactly
+# (experiments.solve), with the same observation layout and actions.
+SMALL_DECK = tuple(r for r in range(1, 5) for _ in range(r))
+SMALL_HAND_SIZE = 3
+PRESETS = ("standard", "small")
 
 # Actions: 0..9 play a card of rank 1..10 (during the door phase: place it as
 # this layer's door card); 10..19 call DEAD on rank 1..10.
@@ -110,12 +116,22 @@ class Deadfall(Engine):
     OPTIONS = {
         "starting_chips": (50, _is_chips, f"an integer from 1 to {MAX_CHIPS} (chips each player starts with)"),
         "rounds": (10, _is_hands, f"an integer from 1 to {MAX_HANDS} (number of hands; RULES.md [D] default 10)"),
+        "rules": ("standard", lambda v: isinstance(v, str) and v in PRESETS,
+                  "'standard' (RULES.md §2) or 'small' (two players, one hand, ranks 1-4; RULES.md \"Deadfall, small preset\")"),
     }
 
     def __init__(self, num_players: int | None = None, **rule_options) -> None:
         super().__init__(num_players, **rule_options)
         n = self.num_players
         self.hand_size = HAND_SIZE.get(n, DEFAULT_HAND_SIZE)
+        if self.options["rules"] == "small":
+            if n != 2:
+                raise ValueError(f"deadfall: rules='small' is a two-player preset, got num_players={n}")
+            if rule_options.get("rounds", 1) != 1:
+                raise ValueError(f"deadfall: rules='small' plays one hand, got rounds={rule_options['rounds']}")
+            self.options["rounds"] = 1
+            self.deck, self.hand_size = SMALL_DECK, SMALL_HAND_SIZE
+        self.copies = [self.deck.count(r) for r in RANKS]
         self.num_actions = NUM_ACTIONS
         self.obs_size = OBS_SEATS + SEAT_BLOCK * n
         # Every hand and every face-down door card, the set-aside counts, then
@@ -145,11 +161,12 @@ class Deadfall(Engine):
         # Dealing: card i of the shuffled deck goes to seat i // hand_size, so
         # rank r of that card counts at table index 10 * seat + r - 1.
         self._deal_offsets = np.repeat(np.arange(n) * NUM_RANKS - 1, self.hand_size)
-        self._all_copies = np.tile(np.array(RANKS), n)  # rank r has r copies, once per seat
+        self._all_copies = np.tile(np.array(self.copies), n)  # copies of each rank, once per seat
         # The seat blocks at the start of a hand: all zero but the hand size.
         self._seats_at_deal = np.zeros(n + SEAT_BLOCK * n, dtype=np.float32)  # door picks, then the blocks
         self._seats_at_deal[n + SEAT_HAND_SIZE :: SEAT_BLOCK] = self.hand_size
-        self._order = _DECK_ARRAY.copy()  # the deck, shuffled in place every hand
+        self._deck_array = np.array(self.deck, dtype=np.int64)
+        self._order = self._deck_array.copy()  # the deck, shuffled in place every hand
         self.set_bounds()
 
     INFO_SEATS = frozenset({"caller", "target"})
@@ -188,15 +205,16 @@ class Deadfall(Engine):
     def _bounds(self) -> tuple[Bounds, Bounds]:
         n, size = self.num_players, self.hand_size
         chips = n * self.options["starting_chips"]  # chips only move between players and the pot
-        held = [min(r, size) for r in RANKS]
+        copies = self.copies
+        held = [min(c, size) for c in copies]
         public = Bounds().add(0, chips).add(1, self.options["rounds"]).flags().add(1, size).add(0, NUM_RANKS)
         for _ in range(n):
-            public.add(0, chips).add(0, size).add(0, NUM_RANKS).add(0, NUM_RANKS).flags(3).extend([0] * NUM_RANKS, RANKS)
-        obs = Bounds().extend([0] * NUM_RANKS, held).extend([0] * NUM_RANKS, RANKS).extend(public.low, public.high)
+            public.add(0, chips).add(0, size).add(0, NUM_RANKS).add(0, NUM_RANKS).flags(3).extend([0] * NUM_RANKS, copies)
+        obs = Bounds().extend([0] * NUM_RANKS, held).extend([0] * NUM_RANKS, copies).extend(public.low, public.high)
         state = Bounds()
         for _ in range(n):
             state.extend([0] * NUM_RANKS, held)
-        state.extend([0] * NUM_RANKS, RANKS).add(0, NUM_RANKS, n).extend(public.low, public.high)
+        state.extend([0] * NUM_RANKS, copies).add(0, NUM_RANKS, n).extend(public.low, public.high)
         return obs, state
 
     def __getstate__(self) -> dict:
@@ -240,10 +258,10 @@ class Deadfall(Engine):
         if deal is None:
             deal = self.chance_deal()  # a deal given by take_chance, else None: from the stream
         if deal is None:
-            # The same draws as rng.permutation(DECK) (a copy, then this
+            # The same draws as rng.permutation(deck) (a copy, then this
             # shuffle), without allocating a new array every hand.
             order = self._order
-            order[:] = _DECK_ARRAY
+            order[:] = self._deck_array
             self.rng.shuffle(order)
             hand_counts = np.bincount(order[: n * h] + self._deal_offsets, minlength=NUM_RANKS * n)
             self.hands = hand_counts.reshape(n, NUM_RANKS).tolist()
@@ -271,20 +289,29 @@ class Deadfall(Engine):
         aside = None
         if "set_aside" in deal:
             aside = parse_cards(deal["set_aside"], parse_card, "set_aside", g)
-            if len(aside) != len(DECK) - n * h:
+            if len(aside) != len(self.deck) - n * h:
                 raise ValueError(
                     f"{g}: deal set_aside has {len(aside)} cards; it must hold the "
-                    f"{len(DECK) - n * h} cards not dealt"
+                    f"{len(self.deck) - n * h} cards not dealt"
                 )
             named += aside
-        rest = check_against_deck(named, DECK, str, g)
+        rest = check_against_deck(named, self.deck, str, g)
         for s, hand in enumerate(parsed):
             for r in hand:
                 self.hands[s][r - 1] += 1
         self.set_aside = aside if aside is not None else shuffled(rest, self.rng)
 
     def deal_parts(self) -> tuple[list[int], list[tuple[str, list[int] | int]]]:
-        return list(DECK), [("hands", [self.hand_size] * self.num_players)]
+        return list(self.deck), [("hands", [self.hand_size] * self.num_players)]
+
+    def deals(self) -> list[tuple[float, dict]]:
+        """Every first deal of the small preset with its probability, as stacked deals (``reset(rng,
+        deal=...)``): two hands and the cards set aside (their order never matters). For exact
+        solving (experiments.solve); the standard deck has far too many."""
+        if self.options["rules"] != "small":
+            raise ValueError("deadfall: deals() lists the first deals of rules='small' only")
+        return [(p, {"hands": d["hands"], "set_aside": d["draw_pile"]})
+                for p, d in stacked_deals(self.deck, [self.hand_size] * self.num_players, str)]
 
     def _end_game(self) -> None:
         self.game_over = True
@@ -456,7 +483,8 @@ class Deadfall(Engine):
         for s in range(n):
             # unseen: copies of the rank, less those face up, in this hand, or its own door pick
             pick = self.door_picks[s]
-            values += [r - f - h - (1 if r == pick else 0) for r, f, h in zip(RANKS, face_up, self.hands[s])]
+            values += [c - f - h - (1 if r == pick else 0)
+                       for r, c, f, h in zip(RANKS, self.copies, face_up, self.hands[s])]
         values += [self.pot, self.hand_number, self.phase, self.layer]
         values += self.door_picks
         for s in range(n):

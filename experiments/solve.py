@@ -3,6 +3,7 @@
     python -m experiments.solve --game neu --minutes 2
     python -m experiments.solve --game neu --exploit heuristic
     python -m experiments.solve --game neu --exploit cfr:results/solve_neu_.../policy.npz
+    python -m experiments.solve --game deadfall
 
 The small preset (``rules="small"``, RULES.md "Small presets") is two players and a tree small
 enough to enumerate: `train.cfr.build_tree` walks it from the engine. Solving runs CFR+ until

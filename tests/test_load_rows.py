@@ -61,9 +61,11 @@ VARIANTS = [
     ("not_for_me", 2, {"rounds": 2, "max_round_steps": 30}),
     ("not_your_mas_jong", 4, {"steal_phase": "eligible"}),
     ("neu", 2, {"rules": "small"}),
+    ("deadfall", 2, {"rules": "small"}),
 ]
 CASES = [(g, n, {}) for g in BATCHED for n in load_counts(g)] + VARIANTS
-NO_LATER_CHANCE = [("neu", 2, {"rules": "small"})]  # one round from one deal, never reshuffled
+# One round (hand) from one deal, never reshuffled.
+NO_LATER_CHANCE = [("neu", 2, {"rules": "small"}), ("deadfall", 2, {"rules": "small"})]
 STEPS = scaled(2000)
 
 

@@ -15,6 +15,7 @@ import pytest
 import envs
 from agents.spec import make_from_spec
 from envs.engine import Engine, ScoreEvent, zero_sum_rewards
+from envs.deadfall import Deadfall
 from envs.neu import Neu
 from envs.testing import find_leaks, play_checked_game
 from train import cfr
@@ -91,18 +92,18 @@ def _paths(tree):
     return out
 
 
-def test_tree_agrees_with_the_engine_on_every_path(neu, neu_tree):
-    # Replay every path of the tree on a fresh engine (no copies): the seat to act, its legal
-    # moves, where the game ends and the rewards summed along the way are the engine's.
-    deals = neu.deals()
-    paths = _paths(neu_tree)
+def _replay_every_path(cls, tree, deals):
+    """Replay every path of the tree on a fresh engine (no copies): the seat to act, its legal
+    moves, where the game ends and the rewards summed along the way are the engine's. Returns
+    the game ends met and the cards drawn on the way."""
+    paths = _paths(tree)
     moves = {}
-    for p, a in zip(neu_tree.edge_parent.tolist(), neu_tree.edge_action.tolist()):
-        if neu_tree.node_player[p] != cfr.CHANCE:
+    for p, a in zip(tree.edge_parent.tolist(), tree.edge_action.tolist()):
+        if tree.node_player[p] != cfr.CHANCE:
             moves.setdefault(p, []).append(a)
     ends, drawn = 0, 0
     for (d, actions), (n, reward) in paths.items():
-        eng = Neu(2, rules="small")
+        eng = cls(2, rules="small")
         eng.reset(np.random.default_rng(0), deal=deals[d][1])
         total = 0.0
         for a, draws in actions:
@@ -116,12 +117,18 @@ def test_tree_agrees_with_the_engine_on_every_path(neu, neu_tree):
             assert eng.game_over
             ends += 1
             continue
-        assert not eng.game_over and eng.current_player == neu_tree.node_player[n]
-        legal = neu_tree.info_legal[neu_tree.node_info[n]]
+        assert not eng.game_over and eng.current_player == tree.node_player[n]
+        legal = tree.info_legal[tree.node_info[n]]
         assert np.array_equal(eng.legal_mask() > 0, legal)
         # every legal move of the engine is in the tree, and nothing else
         assert sorted(moves[n]) == np.flatnonzero(eng.legal_mask()).tolist()
-    assert ends == int(np.sum(neu_tree.edge_child < 0)) and ends > 1000 and drawn > 1000
+    assert ends == int(np.sum(tree.edge_child < 0))
+    return ends, drawn
+
+
+def test_tree_agrees_with_the_engine_on_every_path(neu, neu_tree):
+    ends, drawn = _replay_every_path(Neu, neu_tree, neu.deals())
+    assert ends > 1000 and drawn > 1000
 
 
 def test_every_node_of_an_information_set_looks_the_same_to_its_seat(neu_tree):
@@ -143,12 +150,19 @@ def test_small_preset_deals_and_options():
         Neu(2).deals()
 
 
-def test_small_preset_plays_as_an_env_and_hides_hands():
+def _preset_played_and_leak_free(game: str):
+    """Twenty checked games of the game's small preset (every check on, leaks looked for at every
+    step), then a preset engine just dealt, from which seat 0 learns nothing hidden."""
     for seed in range(20):
-        play_checked_game("neu", 2, seed, rule_options={"rules": "small"}, leak_every=1)
-    eng = Neu(2, rules="small")
+        play_checked_game(game, 2, seed, rule_options={"rules": "small"}, leak_every=1)
+    eng = envs.engine_class(game)(2, rules="small")
     eng.reset(np.random.default_rng(3))
     assert find_leaks(eng, 0, np.random.default_rng(1)) == []
+    return eng
+
+
+def test_small_preset_plays_as_an_env_and_hides_hands():
+    eng = _preset_played_and_leak_free("neu")
     assert len(eng.deck) == 7 and len(eng.draw) == 3
     env = envs.make("neu", num_players=2, rules="small")
     env.reset(seed=1)
@@ -392,3 +406,75 @@ def test_the_information_key_tells_apart_two_orders_of_the_same_moves(neu):
     assert sum(len(k) for k in own_keys.values()) - len(own_keys) == 258
     tree = cfr.build_tree(neu)
     assert tree.num_infos == 6902
+
+
+# --- Deadfall's small preset (RULES.md "Deadfall, small preset") ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def deadfall_tree():
+    return cfr.build_tree(Deadfall(2, rules="small"))
+
+
+def test_deadfall_preset_deals_are_every_split_of_the_deck_by_brute_force():
+    # Independently: every way to pick the two 3-card hands from the 10 cards as distinct
+    # positions (C(10,3) * C(7,3) = 4,200, equally likely), grouped by what each hand holds.
+    eng = Deadfall(2, rules="small")
+    deck = eng.deck
+    assert sorted(deck) == [1, 2, 2, 3, 3, 3, 4, 4, 4, 4] and eng.hand_size == 3
+    count = {}
+    for first in itertools.combinations(range(10), 3):
+        rest = [i for i in range(10) if i not in first]
+        for second in itertools.combinations(rest, 3):
+            key = (tuple(sorted(deck[i] for i in first)), tuple(sorted(deck[i] for i in second)))
+            count[key] = count.get(key, 0) + 1
+    deals = {tuple(tuple(sorted(int(c) for c in h)) for h in d["hands"]): p for p, d in eng.deals()}
+    assert deals.keys() == count.keys()
+    for key, n in count.items():
+        assert deals[key] == pytest.approx(n / 4200)
+    with pytest.raises(ValueError, match="two-player preset"):
+        Deadfall(3, rules="small")
+    with pytest.raises(ValueError, match="plays one hand, got rounds=3"):
+        Deadfall(2, rules="small", rounds=3)
+    with pytest.raises(ValueError, match="small"):
+        Deadfall(2).deals()
+
+
+def test_deadfall_preset_plays_one_hand_as_an_env_and_hides_hands():
+    eng = _preset_played_and_leak_free("deadfall")
+    assert len(eng.set_aside) == 4 and eng.options["rounds"] == 1
+    obs = eng.observe(0)
+    hand, unseen = obs[:10], obs[10:20]
+    # unseen: the preset's copies (1, 2, 3, 4 of ranks 1-4, none above) less the own hand
+    assert np.array_equal(hand + unseen, [1, 2, 3, 4, 0, 0, 0, 0, 0, 0])
+    rnd = np.random.default_rng(0)
+    while not eng.game_over:
+        eng.step(int(rnd.choice(np.flatnonzero(eng.legal_mask()))))
+    assert eng.hand_number == 1
+
+
+def test_deadfall_preset_tree_agrees_with_the_engine_and_cfr_solves_it(deadfall_tree):
+    ends, drawn = _replay_every_path(Deadfall, deadfall_tree, Deadfall(2, rules="small").deals())
+    assert ends > 1000 and drawn == 0  # no card is drawn in Deadfall: the deal is all the chance
+    solver = cfr.CFRPlus(deadfall_tree)
+    seen = [cfr.nash_conv(deadfall_tree, cfr.uniform(deadfall_tree))[0]]
+    for n in (10, 200):
+        while solver.iterations < n:
+            solver.iterate()
+        seen.append(cfr.nash_conv(deadfall_tree, solver.average_policy())[0])
+    assert seen[0] > seen[1] > seen[2] and seen[2] < 1e-3 * cfr.score_range(deadfall_tree), seen
+
+
+def test_deadfall_preset_works_everywhere_a_game_works():
+    from experiments.tournament import run_tournament
+    from experiments.web import setup
+
+    for engine in ("aec", "vector"):
+        summary = run_tournament("deadfall", ["heuristic", "random"], num_players=2, deals=20, progress=False,
+                                 rule_options={"rules": "small"}, engine=engine)
+        assert len(summary["records"]) == 40
+    entry = next(g for g in setup()["games"] if g["game"] == "deadfall")
+    assert "rules" in [o["name"] for o in entry["rule_options"]]
+    from experiments import solve
+
+    assert {"neu", "deadfall"} <= set(solve.games_with_a_small_preset())

@@ -18,7 +18,6 @@ from envs.vector import rng as R
 from envs.vector import loops
 
 NUM_RANKS, A_DEAD = ref.NUM_RANKS, ref.A_DEAD
-DECK = np.array(ref.DECK, dtype=np.int16)  # a card id is its rank
 DOOR, PLAY = ref.DOOR, ref.PLAY
 OBS_SEATS, SEAT_BLOCK, SEAT_STACK = ref.OBS_SEATS, ref.SEAT_BLOCK, ref.SEAT_STACK
 SEAT_CHIPS, SEAT_HAND_SIZE, SEAT_TOP, SEAT_DOOR = ref.SEAT_CHIPS, ref.SEAT_HAND_SIZE, ref.SEAT_TOP, ref.SEAT_DOOR
@@ -26,7 +25,7 @@ SEAT_TO_ACT, SEAT_STARTER, SEAT_PICKED = ref.SEAT_TO_ACT, ref.SEAT_STARTER, ref.
 
 State = namedtuple(
     "State",
-    "rng order "
+    "rng order deck copies "
     "hand_size starting_chips rounds "
     "hands sizes chips chips_before stacks tops first_door picks aside "
     "pot hand_number phase layer starter cur lowest",
@@ -35,12 +34,17 @@ State = namedtuple(
 
 def make_state(num_envs: int, num_players: int, options: dict) -> State:
     n, N = num_players, num_envs
+    # The rule option `rules` (the standard game or the small preset) sets the deck, the hand
+    # size and the number of hands: the reference engine's, read from one built with the options.
+    engine = ref.Deadfall(n, **options)
     return State(
         rng=np.zeros((N, R.RNG_WIDTH), np.uint64),
-        order=np.zeros(len(DECK), np.int16),  # scratch for the shuffle
-        hand_size=ref.HAND_SIZE.get(n, ref.DEFAULT_HAND_SIZE),
-        starting_chips=int(options["starting_chips"]),
-        rounds=int(options["rounds"]),
+        order=np.zeros(len(engine.deck), np.int16),  # scratch for the shuffle
+        deck=np.array(engine.deck, dtype=np.int16),  # a card id is its rank
+        copies=np.array(engine.copies, dtype=np.int8),  # copies of each rank in the deck
+        hand_size=engine.hand_size,
+        starting_chips=int(engine.options["starting_chips"]),
+        rounds=int(engine.options["rounds"]),
         hands=np.zeros((N, n, NUM_RANKS), np.int8),
         sizes=np.zeros((N, n), np.int8),
         chips=np.zeros((N, n), np.int32),
@@ -89,7 +93,7 @@ def _new_hand(st, t, done, final_scores, final_ranks):
     st.sizes[t, :] = h
     order = st.order
     for i in range(order.shape[0]):  # element by element: a slice copy would allocate
-        order[i] = DECK[i]
+        order[i] = st.deck[i]
     R.shuffle(st.rng, t, order, order.shape[0])
     for i in range(order.shape[0]):
         if i < n * h:
@@ -318,7 +322,7 @@ def _unseen(st, t, seat, v, i):
         face_up = 0
         for s in range(n):
             face_up += st.stacks[t, s, k]
-        v[i + k] = k + 1 - face_up - st.hands[t, seat, k] - (st.picks[t, seat] == k + 1)
+        v[i + k] = st.copies[k] - face_up - st.hands[t, seat, k] - (st.picks[t, seat] == k + 1)
     return i + NUM_RANKS
 
 
