@@ -80,9 +80,12 @@ class CardzooGame(pyspiel.Game):
 
     def __init__(self, params=None):
         engine_cls = envs.engine_class(self.game)
+        defaults = _parameters(engine_cls)
         given = dict(params or {})  # pyspiel has already refused a name it does not know
-        values = {**_parameters(engine_cls), **given}
-        options = {k: v for k, v in values.items() if k != "players"}
+        values = {**defaults, **given}
+        # pyspiel hands over every parameter, defaults included; the engine gets those that differ,
+        # since a preset refuses an option it fixes (Deadfall's small preset plays one hand).
+        options = {k: v for k, v in values.items() if k != "players" and v != defaults[k]}
         self.engine = engine_cls(int(values["players"]), **options)  # ValueError names a bad option
         e = self.engine
         n = e.num_players

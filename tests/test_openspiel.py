@@ -138,19 +138,27 @@ def test_unknown_parameters_and_bad_options_are_refused():
         pyspiel.load_game("cardzoo_neu", {"players": 9})
 
 
-def test_nash_conv_agrees_with_exact_solving_on_the_small_preset(tmp_path):
+# Per preset, the agents compared: Neu's takes OpenSpiel about 30 s a policy, so its heuristic (a
+# deterministic policy, the easy case for AgentPolicy) is left to Deadfall's, which takes 10 s.
+PRESET_AGENTS = {"neu": ("random", "cfr"), "deadfall": ("random", "heuristic", "cfr")}
+
+
+@pytest.mark.parametrize("game", sorted(PRESET_AGENTS))
+def test_nash_conv_agrees_with_exact_solving_on_the_small_presets(game, tmp_path):
     # OpenSpiel's exploitability walks its own tree of the OpenSpiel game; experiments.solve walks
-    # the engine's. Uniform random (OpenSpiel's own policy) and a mixed CFR+ policy (through
-    # agents.openspiel.AgentPolicy) get the same NashConv from both.
-    tree = cfr.build_tree(envs.engine_class("neu")(2, rules="small"))
+    # the engine's. Uniform random (OpenSpiel's own policy), the heuristic and a mixed CFR+ policy
+    # (through agents.openspiel.AgentPolicy) get the same NashConv from both.
+    assert set(PRESET_AGENTS) == set(solve.games_with_a_small_preset())
+    tree = cfr.build_tree(envs.engine_class(game)(2, rules="small"))
     solver = cfr.CFRPlus(tree)
     for _ in range(20):
         solver.iterate()
-    solve.save_policy(tmp_path / "policy.npz", "neu", tree, solver.average_policy())
-    game = pyspiel.load_game("cardzoo_neu", {"players": 2, "rules": "small"})
-    for spec in ("random", f"cfr:{tmp_path / 'policy.npz'}"):
-        agent = make_from_spec(spec, "neu", 2, seed=0)
+    solve.save_policy(tmp_path / "policy.npz", game, tree, solver.average_policy())
+    os_game = pyspiel.load_game(envs.openspiel.short_name(game), {"players": 2, "rules": "small"})
+    for kind in PRESET_AGENTS[game]:
+        spec = f"cfr:{tmp_path / 'policy.npz'}" if kind == "cfr" else kind
+        agent = make_from_spec(spec, game, 2, seed=0)
         exact = solve.exploitability(tree, solve.agent_policy(agent, tree))["nash_conv"]
-        theirs = exploitability.nash_conv(game, policy.UniformRandomPolicy(game) if spec == "random"
-                                          else AgentPolicy(game, agent))
-        assert theirs == pytest.approx(exact, abs=1e-9), spec
+        theirs = exploitability.nash_conv(os_game, policy.UniformRandomPolicy(os_game) if kind == "random"
+                                          else AgentPolicy(os_game, agent))
+        assert theirs == pytest.approx(exact, abs=1e-9), kind
