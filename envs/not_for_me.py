@@ -18,6 +18,7 @@ import numpy as np
 
 from envs.engine import (Bounds, Engine, ScoreEvent, check_against_deck, check_deal_keys, is_int_between,
                          kind_counts, parse_cards, parse_hands, plain_words, shuffled)
+from envs.small import stacked_deals
 
 NUMBERS = 6
 WILD = 6  # card kind of a wild
@@ -27,6 +28,14 @@ WILDS_ONLY = 7  # RULES.md [D]: a play made only of wilds counts as that many 7s
 HAND_SIZE = 8
 SUPPLY_SLOTS = 3
 KIND_NAMES = ("1", "2", "3", "4", "5", "6", "W")
+# The small preset (rules="small", RULES.md "Not For Me, small preset"): two players, one round,
+# numbers 1 to 3 twice each and one wild (7 cards), hands of 2, one supply card and a draw pile
+# of 2: small enough to solve exactly (experiments.solve), with the same observation layout and
+# actions as the two-player game.
+SMALL_DECK = (0, 0, 1, 1, 2, 2, WILD)
+SMALL_HAND_SIZE = 2
+SMALL_SUPPLY = 1
+PRESETS = ("standard", "small")
 
 # Phases: whose decision the current player makes.
 PLAY, ANSWER, DRAW = 0, 1, 2
@@ -183,6 +192,8 @@ class NotForMe(Engine):
         ),
         "rounds": (None, _is_rounds, f"an integer from 1 to {MAX_ROUNDS} (default: the number of players)"),
         "max_round_steps": (2000, _is_round_steps, f"an integer from 1 to {MAX_ROUND_STEPS} (agent steps per round)"),
+        "rules": ("standard", lambda v: isinstance(v, str) and v in PRESETS,
+                  "'standard' (RULES.md §1) or 'small' (two players, one round, 7 cards; RULES.md \"Not For Me, small preset\")"),
     }
 
     def default_for(self, name: str):
@@ -198,6 +209,14 @@ class NotForMe(Engine):
         self.rounds = int(self.options["rounds"])
         self.max_round_steps = int(self.options["max_round_steps"])
         self.deck = make_deck(n)
+        self.hand_size, self.supply_size = HAND_SIZE, SUPPLY_SLOTS
+        if self.options["rules"] == "small":
+            if n != 2:
+                raise ValueError(f"not_for_me: rules='small' is a two-player preset, got num_players={n}")
+            if rule_options.get("rounds", 1) != 1:
+                raise ValueError(f"not_for_me: rules='small' plays one round, got rounds={rule_options['rounds']}")
+            self.options["rounds"] = self.rounds = 1
+            self.deck, self.hand_size, self.supply_size = SMALL_DECK, SMALL_HAND_SIZE, SMALL_SUPPLY
         self.layout = ActionLayout.for_players(n)
         self.num_actions = self.layout.size
         self.obs_size = OBS_SEATS + SEAT_FIELDS * n
@@ -282,7 +301,7 @@ class NotForMe(Engine):
         self.round += 1
         self.round_steps = 0
         self.hands = [[0] * NUM_KINDS for _ in range(n)]
-        self.hand_sizes = [HAND_SIZE] * n
+        self.hand_sizes = [self.hand_size] * n
         self.played = [0] * NUM_KINDS
         self.field_count = 0  # 0: the field is empty
         self.field_number = 0
@@ -298,29 +317,41 @@ class NotForMe(Engine):
             deal = self.chance_deal()  # a deal given by take_chance, else None: from the stream
         if deal is None:
             order = shuffled(self.deck, self.rng)
+            h, k = self.hand_size, self.supply_size
             for s in range(n):
-                for k in order[s * HAND_SIZE : (s + 1) * HAND_SIZE]:
-                    self.hands[s][k] += 1
-            rest = order[n * HAND_SIZE :]
-            self.supply = rest[:SUPPLY_SLOTS]
-            self.draw = rest[SUPPLY_SLOTS:]  # top of the pile is the end of the list
+                for c in order[s * h : (s + 1) * h]:
+                    self.hands[s][c] += 1
+            rest = order[n * h :]
+            self.supply = rest[:k] + [-1] * (SUPPLY_SLOTS - k)  # -1: an empty slot (the small preset has one card)
+            self.draw = rest[k:]  # top of the pile is the end of the list
         else:
             self._stacked_deal(deal)
         self.current_player = self.start_player
         self._mask = None
 
     def deal_parts(self) -> tuple[list[int], list[tuple[str, list[int] | int]]]:
-        return list(self.deck), [("hands", [HAND_SIZE] * self.num_players), ("supply", SUPPLY_SLOTS)]
+        return list(self.deck), [("hands", [self.hand_size] * self.num_players), ("supply", self.supply_size)]
+
+    def deals(self) -> list[tuple[float, dict]]:
+        """Every first deal of the small preset with its probability, as stacked deals (``reset(rng,
+        deal=...)``): two hands and the supply; the draw pile's order is no part of a deal, as every
+        draw from it is a chance event of its own. For exact solving (experiments.solve)."""
+        if self.options["rules"] != "small":
+            raise ValueError("not_for_me: deals() lists the first deals of rules='small' only")
+        sizes = [self.hand_size] * self.num_players + [self.supply_size]
+        return [(p, {"hands": d["hands"][:-1], "supply": d["hands"][-1], "draw_pile": d["draw_pile"]})
+                for p, d in stacked_deals(self.deck, sizes, lambda k: KIND_NAMES[k])]
 
     def _stacked_deal(self, deal: dict) -> None:
         g, n = self.game_name, self.num_players
         check_deal_keys(deal, {"hands", "supply", "draw_pile"}, g)
-        parsed = parse_hands(deal, [HAND_SIZE] * n, parse_card, g)
+        parsed = parse_hands(deal, [self.hand_size] * n, parse_card, g)
+        slots = self.supply_size
         supply = None
         if "supply" in deal:
             supply = parse_cards(deal["supply"], parse_card, "supply", g)
-            if len(supply) != SUPPLY_SLOTS:
-                raise ValueError(f"{g}: deal supply has {len(supply)} cards; the supply has {SUPPLY_SLOTS}")
+            if len(supply) != slots:
+                raise ValueError(f"{g}: deal supply has {len(supply)} cards; the supply has {slots}")
         top = parse_cards(deal.get("draw_pile", []), parse_card, "draw_pile", g)
         named = [c for h in parsed for c in h] + (supply or []) + top
         rest = check_against_deck(named, self.deck, lambda k: KIND_NAMES[k], g)
@@ -330,8 +361,8 @@ class NotForMe(Engine):
         # Cards the deal does not name are shuffled; the supply comes from them if not named.
         rest = shuffled(rest, self.rng)
         if supply is None:
-            supply, rest = rest[:SUPPLY_SLOTS], rest[SUPPLY_SLOTS:]
-        self.supply = supply
+            supply, rest = rest[:slots], rest[slots:]
+        self.supply = supply + [-1] * (SUPPLY_SLOTS - slots)
         self.draw = rest + top[::-1]
 
     # -- legality ------------------------------------------------------------

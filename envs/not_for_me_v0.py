@@ -114,6 +114,7 @@ hold in Not For Me, and Not For Me's own event facts:
 | `hand_marks`      | (1, 1, 1, 1, 1, 1)   | hand marks of one card of 1 … 6 (penalty per card), each 0 … 10 |
 | `rounds`          | number of players    | rounds in a game, 1 … 100                                |
 | `max_round_steps` | 2000                 | agent steps (plays, offers, answers, draws, passes) after which a round ends with no penalties, 1 … 100,000 |
+| `rules`           | `"standard"`         | `"standard"`: RULES.md §1. `"small"`: the small preset (RULES.md "Not For Me, small preset"): two players only, one round (`rounds` fixed at 1), the numbers 1–3 twice each and one wild (7 cards), hands of 2, one supply card, a draw pile of 2; small enough to solve exactly (`python -m experiments.solve --game not_for_me`). The observation layout and action space are those of the standard two-player game. |
 
 ## Decisions from RULES.md [D]
 * Seats: "clockwise" is increasing seat index.

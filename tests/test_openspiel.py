@@ -140,7 +140,9 @@ def test_unknown_parameters_and_bad_options_are_refused():
 
 # Per preset, the agents compared: Neu's takes OpenSpiel about 30 s a policy, so its heuristic (a
 # deterministic policy, the easy case for AgentPolicy) is left to Deadfall's, which takes 10 s.
-PRESET_AGENTS = {"neu": ("random", "cfr"), "deadfall": ("random", "heuristic", "cfr")}
+# Not For Me's (11 s a policy) is the one with draws after the deal: chance nodes mid-game.
+PRESET_AGENTS = {"neu": ("random", "cfr"), "deadfall": ("random", "heuristic", "cfr"),
+                 "not_for_me": ("random", "heuristic")}
 
 
 @pytest.mark.parametrize("game", sorted(PRESET_AGENTS))

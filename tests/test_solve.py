@@ -17,6 +17,8 @@ from agents.spec import make_from_spec
 from envs.engine import Engine, ScoreEvent, zero_sum_rewards
 from envs.deadfall import Deadfall
 from envs.neu import Neu
+from envs.not_for_me import NotForMe
+from envs.not_for_me import parse_card as parse_nfm_card
 from envs.testing import find_leaks, play_checked_game
 from train import cfr
 
@@ -478,3 +480,76 @@ def test_deadfall_preset_works_everywhere_a_game_works():
     from experiments import solve
 
     assert {"neu", "deadfall"} <= set(solve.games_with_a_small_preset())
+
+
+# --- Not For Me's small preset (RULES.md "Not For Me, small preset") ------------------------------
+
+
+@pytest.fixture(scope="module")
+def not_for_me_tree():
+    return cfr.build_tree(NotForMe(2, rules="small"))
+
+
+def test_not_for_me_preset_deals_are_every_split_of_the_deck_by_brute_force():
+    # Independently: every way to pick the two 2-card hands and the supply card from the 7 cards
+    # as distinct positions (C(7,2) * C(5,2) * 3 = 630, equally likely), grouped by their kinds.
+    eng = NotForMe(2, rules="small")
+    deck = eng.deck
+    assert sorted(deck) == [0, 0, 1, 1, 2, 2, 6] and eng.hand_size == 2 and eng.supply_size == 1
+    count = {}
+    for first in itertools.combinations(range(7), 2):
+        rest = [i for i in range(7) if i not in first]
+        for second in itertools.combinations(rest, 2):
+            for up in (i for i in rest if i not in second):
+                key = (tuple(sorted(deck[i] for i in first)), tuple(sorted(deck[i] for i in second)), deck[up])
+                count[key] = count.get(key, 0) + 1
+    names = lambda cards: tuple(sorted(parse_nfm_card(c) for c in cards))  # noqa: E731
+    deals = {(names(d["hands"][0]), names(d["hands"][1]), parse_nfm_card(d["supply"][0])): p for p, d in eng.deals()}
+    assert deals.keys() == count.keys()
+    for key, n in count.items():
+        assert deals[key] == pytest.approx(n / 630)
+    with pytest.raises(ValueError, match="two-player preset"):
+        NotForMe(3, rules="small")
+    with pytest.raises(ValueError, match="plays one round, got rounds=2"):
+        NotForMe(2, rules="small", rounds=2)
+    with pytest.raises(ValueError, match="small"):
+        NotForMe(2).deals()
+
+
+def test_not_for_me_preset_plays_one_round_as_an_env_and_hides_hands():
+    eng = _preset_played_and_leak_free("not_for_me")
+    # one supply card (the other two slots empty), a draw pile of two
+    assert eng.supply[1:] == [-1, -1] and eng.supply[0] >= 0 and len(eng.draw) == 2 and eng.rounds == 1
+    obs = eng.observe(0)
+    assert obs[:7].sum() == 2 and obs[10:31].sum() == 1  # a 2-card hand; one supply slot shown
+    rnd = np.random.default_rng(0)
+    while not eng.game_over:
+        eng.step(int(rnd.choice(np.flatnonzero(eng.legal_mask()))))
+    assert eng.round == 1
+
+
+def test_not_for_me_preset_tree_agrees_with_the_engine_and_cfr_solves_it(not_for_me_tree):
+    tree = not_for_me_tree
+    ends, drawn = _replay_every_path(NotForMe, tree, NotForMe(2, rules="small").deals())
+    assert ends > 1000 and drawn > 1000  # Not For Me draws after the deal: chance nodes on the way
+    solver = cfr.CFRPlus(tree)
+    seen = [cfr.nash_conv(tree, cfr.uniform(tree))[0]]
+    for n in (10, 100):
+        while solver.iterations < n:
+            solver.iterate()
+        seen.append(cfr.nash_conv(tree, solver.average_policy())[0])
+    assert seen[0] > seen[1] > seen[2] and seen[2] < 1e-3 * cfr.score_range(tree), seen
+
+
+def test_not_for_me_preset_works_everywhere_a_game_works():
+    from experiments import solve
+    from experiments.tournament import run_tournament
+    from experiments.web import setup
+
+    for engine in ("aec", "vector"):
+        summary = run_tournament("not_for_me", ["heuristic", "random"], num_players=2, deals=20, progress=False,
+                                 rule_options={"rules": "small"}, engine=engine)
+        assert len(summary["records"]) == 40
+    entry = next(g for g in setup()["games"] if g["game"] == "not_for_me")
+    assert "rules" in [o["name"] for o in entry["rule_options"]]
+    assert {"neu", "deadfall", "not_for_me"} <= set(solve.games_with_a_small_preset())

@@ -18,7 +18,7 @@ from envs.vector import loops
 
 NUMBERS, WILD, NUM_KINDS = ref.NUMBERS, ref.WILD, ref.NUM_KINDS
 STEP = ref.NUM_WILDS + 1  # plays of one (number, count) differ by the wilds they hold
-WILDS_ONLY, HAND_SIZE, SUPPLY_SLOTS = ref.WILDS_ONLY, ref.HAND_SIZE, ref.SUPPLY_SLOTS
+WILDS_ONLY, SUPPLY_SLOTS = ref.WILDS_ONLY, ref.SUPPLY_SLOTS
 PLAY, ANSWER, DRAW = ref.PLAY, ref.ANSWER, ref.DRAW
 OBS_SEATS, SEAT_FIELDS = ref.OBS_SEATS, ref.SEAT_FIELDS
 # Positions in the `layout` array (the reference's ActionLayout, which depends on the player count).
@@ -26,7 +26,7 @@ L_COPIES, L_WILDS, L_FOR_YOU, L_ACCEPT, L_REFUSE, L_DRAW, L_DRAW_PILE, L_PLAIN_P
 
 State = namedtuple(
     "State",
-    "rng deck layout marks rounds max_steps hands sizes penalties played supply draw ndraw "
+    "rng deck hand_size supply_size layout marks rounds max_steps hands sizes penalties played supply draw ndraw "
     "field_count field_number field_player passes phase giver target offer_kind offer_size draws_owed "
     "rnd round_steps start cur work",
 )
@@ -35,16 +35,21 @@ State = namedtuple(
 def make_state(num_envs: int, num_players: int, options: dict) -> State:
     n, N, i16 = num_players, num_envs, np.int16
     actions = ref.ActionLayout.for_players(n)
-    deck = np.array(ref.make_deck(n), dtype=i16)
+    # The rule option `rules` (the standard game or the small preset) sets the deck, the hand
+    # size, the supply and the number of rounds: the reference engine's, read from one built with the options.
+    engine = ref.NotForMe(n, **options)
+    deck = np.array(engine.deck, dtype=i16)
     scalar = lambda dtype=i16: np.zeros(N, dtype)  # noqa: E731
     return State(
         rng=np.zeros((N, R.RNG_WIDTH), np.uint64),
         deck=deck,
+        hand_size=engine.hand_size,
+        supply_size=engine.supply_size,
         layout=np.array([actions.copies, actions.wilds, actions.for_you, actions.accept, actions.refuse, actions.draw,
                          actions.draw_pile, actions.plain_pass], np.int64),
         marks=np.array(options["hand_marks"], np.int64),
-        rounds=int(options["rounds"]),
-        max_steps=int(options["max_round_steps"]),
+        rounds=engine.rounds,
+        max_steps=engine.max_round_steps,
         hands=np.zeros((N, n, NUM_KINDS), i16),
         sizes=np.zeros((N, n), i16),
         penalties=np.zeros((N, n), np.int32),
@@ -75,12 +80,13 @@ def make_state(num_envs: int, num_players: int, options: dict) -> State:
 
 @njit(cache=True, inline="always")
 def _new_round(st, t):
-    """RULES.md §1 round set-up: shuffle, 8 cards each, 3 face up as the supply, the rest the draw pile."""
-    n = st.sizes.shape[1]
+    """RULES.md §1 round set-up: shuffle, 8 cards each, 3 face up as the supply, the rest the draw pile
+    (the small preset: 2 cards each and 1 face up)."""
+    n, h, k = st.sizes.shape[1], st.hand_size, st.supply_size
     st.rnd[t] += 1
     st.round_steps[t] = 0
     st.hands[t, :, :] = 0
-    st.sizes[t, :] = HAND_SIZE
+    st.sizes[t, :] = h
     st.played[t, :] = 0
     st.field_count[t] = 0
     st.field_number[t] = 0
@@ -97,14 +103,14 @@ def _new_round(st, t):
         order[i] = st.deck[i]
     R.shuffle(st.rng, t, order, order.shape[0])
     for s in range(n):
-        for i in range(s * HAND_SIZE, (s + 1) * HAND_SIZE):
+        for i in range(s * h, (s + 1) * h):
             st.hands[t, s, order[i]] += 1
-    first = n * HAND_SIZE
+    first = n * h
     for i in range(SUPPLY_SLOTS):
-        st.supply[t, i] = order[first + i]
-    rest = order.shape[0] - first - SUPPLY_SLOTS
+        st.supply[t, i] = order[first + i] if i < k else -1
+    rest = order.shape[0] - first - k
     for i in range(rest):  # move the draw pile to the front (left, so in place)
-        order[i] = order[first + SUPPLY_SLOTS + i]
+        order[i] = order[first + k + i]
     st.ndraw[t] = rest
     st.cur[t] = st.start[t]
 
