@@ -67,10 +67,12 @@ def engine_class(name: str) -> type:
 
 
 def info(name: str, num_players: int | None = 4, **rules: Any):
-    """The game's facts (`envs.facts.GameInfo`) for these players and rule options, with no env built."""
+    """The game's facts (`envs.facts.GameInfo`) for these players and rule options, with no env built.
+    A player count that only a preset takes (Ma's Jong at two players) gives that preset's facts."""
     from envs.facts import game_info
 
-    return game_info(engine_class(name), num_players, **rules)
+    cls = engine_class(name)
+    return game_info(cls, num_players, **(rules or cls.preset_for(num_players)))
 
 
 def available_games() -> list[str]:

@@ -113,6 +113,7 @@ class Deadfall(Engine):
                   "to_act": SEAT_TO_ACT, "starter": SEAT_STARTER, "picked": SEAT_PICKED, "stack": SEAT_STACK}
     SEAT_BLOCK = SEAT_BLOCK
     min_players, max_players, default_players = 2, 7, 4
+    PRESET_PLAYERS = {"small": 2}
     OPTIONS = {
         "starting_chips": (50, _is_chips, f"an integer from 1 to {MAX_CHIPS} (chips each player starts with)"),
         "rounds": (10, _is_hands, f"an integer from 1 to {MAX_HANDS} (number of hands; RULES.md [D] default 10)"),
@@ -125,8 +126,6 @@ class Deadfall(Engine):
         n = self.num_players
         self.hand_size = HAND_SIZE.get(n, DEFAULT_HAND_SIZE)
         if self.options["rules"] == "small":
-            if n != 2:
-                raise ValueError(f"deadfall: rules='small' is a two-player preset, got num_players={n}")
             if rule_options.get("rounds", 1) != 1:
                 raise ValueError(f"deadfall: rules='small' plays one hand, got rounds={rule_options['rounds']}")
             self.options["rounds"] = 1

@@ -89,6 +89,7 @@ class Neu(Engine):
     display_name = "Neu"
     deck = DECK
     min_players, max_players, default_players = 2, 7, 4
+    PRESET_PLAYERS = {"small": 2}
     OPTIONS = {
         "rules": ("standard", lambda v: isinstance(v, str) and v in PRESETS,
                   "'standard' (RULES.md §3) or 'small' (two players, a 7-card deck used once; RULES.md \"Neu, small preset\")"),
@@ -113,8 +114,6 @@ class Neu(Engine):
         super().__init__(num_players, **rule_options)
         n = self.num_players
         self.copies, self.start_chips, self.hand_size, self.reshuffles = PRESETS[self.options["rules"]]
-        if self.options["rules"] == "small" and n != 2:
-            raise ValueError(f"neu: rules='small' is a two-player preset, got num_players={n}")
         self.deck = tuple(k for k in range(NUM_KINDS) for _ in range(self.copies[k]))
         self.num_actions = A_SHOT + n - 1
         self.obs_size = OBS_SEATS + SEAT_BLOCK * n

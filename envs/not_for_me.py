@@ -184,6 +184,7 @@ class NotForMe(Engine):
                   "giver": SEAT_GIVER, "target": SEAT_TARGET, "to_act": SEAT_TO_ACT}
     SEAT_BLOCK = SEAT_FIELDS
     min_players, max_players, default_players = 2, 5, 4
+    PRESET_PLAYERS = {"small": 2}
     OPTIONS = {
         "hand_marks": (
             (1,) * NUMBERS,
@@ -211,8 +212,6 @@ class NotForMe(Engine):
         self.deck = make_deck(n)
         self.hand_size, self.supply_size = HAND_SIZE, SUPPLY_SLOTS
         if self.options["rules"] == "small":
-            if n != 2:
-                raise ValueError(f"not_for_me: rules='small' is a two-player preset, got num_players={n}")
             if rule_options.get("rounds", 1) != 1:
                 raise ValueError(f"not_for_me: rules='small' plays one round, got rounds={rule_options['rounds']}")
             self.options["rounds"] = self.rounds = 1

@@ -26,6 +26,7 @@ from envs.engine import (
     shuffled,
     shuffled_hidden_pool,
 )
+from envs.small import stacked_deals
 
 # -- cards ------------------------------------------------------------------------
 # Card type k = 5 * suit + (rank - 1); the observation's hand counts use this order.
@@ -47,6 +48,14 @@ ROUND_LIMIT = {3: 9, 4: 8}
 HAND_MAX = 11  # concealed cards: the Ma's deal, or a hand right after a draw
 RESULT_NAMES = ("none", "win by draw", "win by steal", "exhausted")  # codes of infos["result"]
 MAX_EXTRA_ROUNDS = 3
+# The small preset (rules="small", RULES.md "Not Your Ma's Jong, small preset"): two players, one
+# round, no tie-break; Red 1-3 three times each and Red 4 twice (11 cards); hands of 4 (the Ma 5),
+# a winning hand of one set and a pair, a draw pile of 2; a deal that gives the Ma a complete hand
+# is dealt again. Small enough to solve exactly (experiments.solve), with the observation layout
+# and actions of the game.
+SMALL_DECK = (0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3)
+SMALL_HAND_SIZE = 4
+PRESETS = ("standard", "small")
 
 # -- actions ----------------------------------------------------------------------
 # 0..24 discard card type k; then pass, steal to win, and the four set steals.
@@ -204,6 +213,7 @@ class NotYourMasJong(Engine):
                   "hand_size": SEAT_HAND_SIZE, "is_ma": SEAT_IS_MA, "discarder": SEAT_DISCARDER}
     SEAT_BLOCK = SEAT_BLOCK
     min_players, max_players, default_players = 3, 4, 4
+    PRESET_PLAYERS = {"small": 2}
     # RULES.md §4 fixes tokens (10), hand sizes and the round limits. Who is asked for a steal
     # decision is this project's choice (see the shim's page, "Turn order and steal decisions").
     OPTIONS = {
@@ -213,6 +223,9 @@ class NotYourMasJong(Engine):
             "'every_player' (every other player decides on every discard) or 'eligible' "
             "(only players holding a legal steal are asked; faster, but who is asked tells about their hands)",
         ),
+        "rules": ("standard", lambda v: isinstance(v, str) and v in PRESETS,
+                  "'standard' (RULES.md §4) or 'small' (two players, one round, 11 cards; "
+                  "RULES.md \"Not Your Ma's Jong, small preset\")"),
     }
     num_actions = NUM_ACTIONS
 
@@ -223,7 +236,12 @@ class NotYourMasJong(Engine):
         # state: every hand (absolute seats), the draw pile's counts, the public
         # block seen by player_0, each seat's pending steal claim, the seat to act.
         self.state_size = NUM_TYPES * n + NUM_TYPES + (self.obs_size - OBS_DISCARD) + 2 * n
-        self.round_limit = ROUND_LIMIT[n]
+        if self.options["rules"] == "small":
+            self.deck, self.hand_size, self.round_limit, self.extra_rounds = SMALL_DECK, SMALL_HAND_SIZE, 1, 0
+            self.redeal = True  # a deal that gives the Ma a complete hand is dealt again
+        else:
+            self.redeal = False
+            self.deck, self.hand_size, self.round_limit, self.extra_rounds = DECK, HAND_SIZE, ROUND_LIMIT[n], MAX_EXTRA_ROUNDS
         self.ask_everyone = self.options["steal_phase"] == "every_player"
         self.set_bounds()
 
@@ -275,8 +293,8 @@ class NotYourMasJong(Engine):
     def _bounds(self) -> tuple[Bounds, Bounds]:
         n = self.num_players
         tokens = TOKENS * n  # tokens only move between players
-        deal = 10 * n + 1
-        public = Bounds().flags(NUM_TYPES).flags().add(1, self.round_limit + MAX_EXTRA_ROUNDS).add(0, len(DECK) - deal)
+        deal = self.hand_size * n + 1
+        public = Bounds().flags(NUM_TYPES).flags().add(1, self.round_limit + self.extra_rounds).add(0, len(self.deck) - deal)
         for _ in range(n):
             public.add(0, COPIES, 2 * NUM_TYPES).add(0, tokens).add(0, HAND_MAX).flags(2)
         obs = Bounds().add(0, COPIES, NUM_TYPES).extend(public.low, public.high)
@@ -326,15 +344,27 @@ class NotYourMasJong(Engine):
         if deal is None:
             deal = self.chance_deal()  # a deal given by take_chance, else None: from the stream
         if deal is None:
-            order = shuffled(DECK, self.rng)
-            for s in range(n):
-                size = HAND_SIZE + (1 if s == self.ma else 0)
-                for c in order[-size:]:
-                    self._give(s, c)
-                del order[-size:]
+            while True:
+                order = shuffled(self.deck, self.rng)
+                for s in range(n):
+                    size = self.hand_size + (1 if s == self.ma else 0)
+                    for c in order[-size:]:
+                        self._give(s, c)
+                    del order[-size:]
+                if not (self.redeal and self._complete(self.ma)):
+                    break
+                # The small preset deals again when the Ma's hand is complete: a one-round game
+                # would otherwise end before anyone acts.
+                for s in range(n):
+                    for c in range(NUM_TYPES):
+                        while self.hands[s][c]:
+                            self._take(s, c)
             self.draw = order  # top of the pile is the end of the list
         else:
             self._stacked_deal(deal)
+            if self.redeal and self._complete(self.ma):
+                raise ValueError(f"{self.game_name}: rules='small' never deals the Ma a complete hand; "
+                                 f"this deal does ({', '.join(self.hand_names(self.ma))})")
         self.current_player = self.ma
         self._mask = None
         if self._complete(self.ma):
@@ -358,10 +388,26 @@ class NotYourMasJong(Engine):
         self.give_stacked_deal(deal, parsed, parse_card, lambda k: CARD_NAMES[k])
 
     def _hand_sizes_dealt(self) -> list[int]:
-        return [HAND_SIZE + (1 if i == self.ma else 0) for i in range(self.num_players)]
+        return [self.hand_size + (1 if i == self.ma else 0) for i in range(self.num_players)]
 
     def deal_parts(self) -> tuple[list[int], list[tuple[str, list[int] | int]]]:
-        return list(DECK), [("hands", self._hand_sizes_dealt())]
+        return list(self.deck), [("hands", self._hand_sizes_dealt())]
+
+    def deals(self) -> list[tuple[float, dict]]:
+        """Every first deal of the small preset with its probability, as stacked deals (``reset(rng,
+        deal=...)``): the two hands, less those that give the Ma a complete hand (dealt again);
+        every draw from the pile is a chance event of its own. For exact solving (experiments.solve)."""
+        if self.options["rules"] != "small":
+            raise ValueError("not_your_mas_jong: deals() lists the first deals of rules='small' only")
+        out = []
+        for p, d in stacked_deals(self.deck, [self.hand_size + 1, self.hand_size], lambda k: CARD_NAMES[k]):
+            ma = [0] * NUM_TYPES
+            for card in d["hands"][0]:
+                ma[parse_card(card)] += 1
+            if not is_complete_concealed(ma):
+                out.append((p, d))
+        total = sum(p for p, _ in out)
+        return [(p / total, d) for p, d in out]
 
     def _give(self, seat: int, card: int) -> None:
         self.hands[seat][card] += 1
@@ -555,7 +601,7 @@ class NotYourMasJong(Engine):
         # RULES.md [D]: however it ended, tied leaders play up to 3 extra rounds, all seated (a
         # player with no tokens too, paying what it has: nothing), then the tie stands.
         if self.final_round is not None and (
-            tokens.count(max(tokens)) == 1 or self.round >= self.final_round + MAX_EXTRA_ROUNDS
+            tokens.count(max(tokens)) == 1 or self.round >= self.final_round + self.extra_rounds
         ):
             self.game_over = True
             self.current_player = -1

@@ -4,7 +4,7 @@ Rules: [docs/RULES.md §4](../RULES.md#4-not-your-mas-jong-not_your_mas_jong).
 Engine: `envs/not_your_mas_jong.py`.
 
     from envs import not_your_mas_jong_v0
-    env = not_your_mas_jong_v0.env(num_players=4)     # 3 or 4 players, default 4
+    env = not_your_mas_jong_v0.env(num_players=4)     # 3 or 4 players, default 4 (two: rules="small")
 
 | Import             | `from envs import not_your_mas_jong_v0`                    |
 |--------------------|------------------------------------------------------------|
@@ -148,6 +148,7 @@ hold in Ma's Jong, and Ma's Jong's own event facts:
 | option        | default          | meaning                                                          |
 |---------------|------------------|------------------------------------------------------------------|
 | `steal_phase` | `"every_player"` | who decides on each discard: every other player, or (`"eligible"`) only those holding a legal steal — see "Turn order and steal decisions" |
+| `rules`       | `"standard"`     | `"standard"`: RULES.md §4. `"small"`: the small preset (RULES.md "Not Your Ma's Jong, small preset"): two players only (`num_players` may be left out), one round with no tie-break, Red 1–3 three times each and Red 4 twice (11 cards), hands of 4 (the Ma 5), a winning hand of one set and a pair, a draw pile of 2, and a deal that gives the Ma a complete hand dealt again; small enough to solve exactly (`python -m experiments.solve --game not_your_mas_jong`). The observation layout (for two seats) and the actions are the game's. |
 RULES.md fixes 10 tokens each, the hand sizes and the round limits.
 
 ## Decisions from RULES.md [D]

@@ -385,7 +385,7 @@ def _register(game: str) -> None:
         utility=pyspiel.GameType.Utility.ZERO_SUM,
         reward_model=pyspiel.GameType.RewardModel.REWARDS,
         max_num_players=int(engine_cls.max_players),
-        min_num_players=int(engine_cls.min_players),
+        min_num_players=int(min(engine_cls.min_players, *engine_cls.PRESET_PLAYERS.values())),  # a preset's count too
         provides_information_state_string=True,
         provides_information_state_tensor=False,
         provides_observation_string=True,

@@ -248,8 +248,9 @@ def from_header(head: Any, where: str = "replay") -> Replay:
     if game not in envs.available_games():
         raise bad(f"header field game is {str(game)[:40]!r}, not one of {', '.join(envs.available_games())}")
     cls = engine_class(game)
-    if type(n) is not int or not cls.min_players <= n <= cls.max_players:
-        raise bad(f"header field num_players must be an integer from {cls.min_players} to {cls.max_players}")
+    low, high = cls.player_range(options if isinstance(options, dict) else None)  # a preset fixes its own count
+    if type(n) is not int or not low <= n <= high:
+        raise bad(f"header field num_players must be an integer from {low} to {high}")
     if type(seed) is not int or seed < 0:
         raise bad("header field seed must be a non-negative integer")
     if not (isinstance(agents, list) and len(agents) == n and all(isinstance(a, str) for a in agents)):

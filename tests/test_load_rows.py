@@ -63,11 +63,12 @@ VARIANTS = [
     ("neu", 2, {"rules": "small"}),
     ("deadfall", 2, {"rules": "small"}),
     ("not_for_me", 2, {"rules": "small"}),
+    ("not_your_mas_jong", 2, {"rules": "small"}),
 ]
 CASES = [(g, n, {}) for g in BATCHED for n in load_counts(g)] + VARIANTS
 # One round (hand) from one deal, never reshuffled: nothing after the load takes the stream (Not For
 # Me's draws come from the loaded pile, in its order).
-NO_LATER_CHANCE = [(g, 2, {"rules": "small"}) for g in ("neu", "deadfall", "not_for_me")]
+NO_LATER_CHANCE = [(g, 2, {"rules": "small"}) for g in ("neu", "deadfall", "not_for_me", "not_your_mas_jong")]
 STEPS = scaled(2000)
 
 

@@ -19,6 +19,8 @@ from envs.deadfall import Deadfall
 from envs.neu import Neu
 from envs.not_for_me import NotForMe
 from envs.not_for_me import parse_card as parse_nfm_card
+from envs.not_your_mas_jong import NotYourMasJong
+from envs.not_your_mas_jong import parse_card as parse_mj_card
 from envs.testing import find_leaks, play_checked_game
 from train import cfr
 
@@ -285,10 +287,12 @@ def test_solve_writes_a_fresh_run_and_a_playable_agent(tmp_path):
         make_from_spec(spec, "neu", 2, seed=0).act({"observation": np.zeros(51, np.float32), "action_mask": np.ones(20, np.int8)})
 
 
-def test_solve_refuses_a_game_without_a_small_preset_in_one_line(capsys):
+def test_solve_refuses_a_game_without_a_small_preset_in_one_line(capsys, monkeypatch):
     from experiments import solve
 
     assert "neu" in solve.games_with_a_small_preset()
+    # Every game has a preset now; the refusal is checked with Ma's Jong's taken away.
+    monkeypatch.setattr(solve, "games_with_a_small_preset", lambda: ["neu"])
     with pytest.raises(SystemExit):
         solve.main(["--game", "not_your_mas_jong", "--quiet"])
     err = capsys.readouterr().err.strip().splitlines()[-1]
@@ -553,3 +557,111 @@ def test_not_for_me_preset_works_everywhere_a_game_works():
     entry = next(g for g in setup()["games"] if g["game"] == "not_for_me")
     assert "rules" in [o["name"] for o in entry["rule_options"]]
     assert {"neu", "deadfall", "not_for_me"} <= set(solve.games_with_a_small_preset())
+
+
+# --- Ma's Jong's small preset (RULES.md "Not Your Ma's Jong, small preset") ------------------------
+
+
+@pytest.fixture(scope="module")
+def mas_jong_tree():
+    return cfr.build_tree(NotYourMasJong(2, rules="small"))
+
+
+def test_mas_jong_preset_deals_are_every_split_without_a_complete_ma_by_brute_force():
+    # Independently: every way to pick the Ma's 5 cards and the other's 4 from the 11 as distinct
+    # positions (C(11,5) * C(6,4) = 6,930, equally likely), grouped by their kinds, less the deals
+    # whose Ma holds a set and a pair (checked here by trying every set), renormalised.
+    eng = NotYourMasJong(2, rules="small")
+    deck = eng.deck
+    assert sorted(deck) == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3] and eng.hand_size == 4
+
+    def complete(cards):  # one set (three alike, or three in a row) and a pair
+        for s in [(k, k, k) for k in range(4)] + [(k, k + 1, k + 2) for k in range(2)]:
+            rest = list(cards)
+            if all(rest.count(c) >= s.count(c) for c in set(s)):
+                for c in s:
+                    rest.remove(c)
+                if rest[0] == rest[1]:
+                    return True
+        return False
+
+    count, kept = {}, 0
+    for ma in itertools.combinations(range(11), 5):
+        hand = sorted(deck[i] for i in ma)
+        left = [i for i in range(11) if i not in ma]
+        for other in itertools.combinations(left, 4):
+            if complete(hand):
+                continue
+            key = (tuple(hand), tuple(sorted(deck[i] for i in other)))
+            count[key] = count.get(key, 0) + 1
+            kept += 1
+    assert 0 < kept < 6930
+    names = lambda cards: tuple(sorted(parse_mj_card(c) for c in cards))  # noqa: E731
+    deals = {(names(d["hands"][0]), names(d["hands"][1])): p for p, d in eng.deals()}
+    assert deals.keys() == count.keys()
+    for key, n in count.items():
+        assert deals[key] == pytest.approx(n / kept)
+    with pytest.raises(ValueError, match="two-player preset"):
+        NotYourMasJong(4, rules="small")
+    with pytest.raises(ValueError, match="from 3 to 4"):
+        NotYourMasJong(2)
+    with pytest.raises(ValueError, match="never deals the Ma a complete hand"):
+        eng.reset(np.random.default_rng(0), deal={"hands": [["Red 1"] * 3 + ["Red 2"] * 2, ["Red 3"] * 3 + ["Red 4"]]})
+    with pytest.raises(ValueError, match="small"):
+        NotYourMasJong(3).deals()
+
+
+def test_mas_jong_preset_plays_one_round_as_an_env_and_hides_hands():
+    eng = _preset_played_and_leak_free("not_your_mas_jong")
+    assert eng.hand_sizes == [5, 4] and len(eng.draw) == 2 and eng.round_limit == 1
+    for seed in range(200):  # the stream's deal never gives the Ma a complete hand: it deals again
+        eng.reset(np.random.default_rng(seed))
+        assert not eng._complete(eng.ma) and not eng.game_over
+    env = envs.make("not_your_mas_jong", rules="small")  # the preset's own player count
+    env.reset(seed=1)
+    assert env.unwrapped.game.num_players == 2 and env.possible_agents == ["player_0", "player_1"]
+    # one round, and a tie (the pile runs out) stands: no extra round is dealt
+    rnd = np.random.default_rng(0)
+    ties = 0
+    for seed in range(30):
+        eng.reset(np.random.default_rng(seed))
+        while not eng.game_over:
+            eng.step(int(rnd.choice(np.flatnonzero(eng.legal_mask()))))
+        assert eng.round == 1
+        ties += eng.tokens == [10, 10]
+    assert ties > 0
+
+
+def test_mas_jong_preset_tree_agrees_with_the_engine_and_cfr_solves_it(mas_jong_tree):
+    tree = mas_jong_tree
+    ends, drawn = _replay_every_path(NotYourMasJong, tree, NotYourMasJong(2, rules="small").deals())
+    assert ends > 1000 and drawn > 1000  # every draw from the pile is a chance node
+    solver = cfr.CFRPlus(tree)
+    seen = [cfr.nash_conv(tree, cfr.uniform(tree))[0]]
+    for n in (10, 100):
+        while solver.iterations < n:
+            solver.iterate()
+        seen.append(cfr.nash_conv(tree, solver.average_policy())[0])
+    assert seen[0] > seen[1] > seen[2] and seen[2] < 1e-3 * cfr.score_range(tree), seen
+
+
+def test_mas_jong_preset_works_everywhere_a_game_works():
+    from experiments import solve
+    from experiments.tournament import run_tournament
+    from experiments.web import setup
+
+    for engine in ("aec", "vector"):  # the preset's two players, though the game takes 3 or 4
+        summary = run_tournament("not_your_mas_jong", ["heuristic", "random"], num_players=None, deals=20,
+                                 progress=False, rule_options={"rules": "small"}, engine=engine)
+        assert len(summary["records"]) == 40
+    with pytest.raises(ValueError, match="players must be from 2 to 2"):
+        run_tournament("not_your_mas_jong", ["heuristic", "random"], num_players=4, deals=2, progress=False,
+                       rule_options={"rules": "small"})
+    entry = next(g for g in setup()["games"] if g["game"] == "not_your_mas_jong")
+    assert entry["presets"] == {"small": 2} and "heuristic" in entry["bots"][2]
+    # An agent built for two players alone reads the preset's sizes; the player range is the preset's.
+    assert envs.info("not_your_mas_jong", 2).obs_size == NotYourMasJong(2, rules="small").obs_size
+    assert NotYourMasJong.player_range({"rules": "small"}) == (2, 2) and NotYourMasJong.player_range() == (3, 4)
+    with pytest.raises(ValueError, match="from 3 to 4"):
+        envs.info("not_your_mas_jong", 5)
+    assert set(solve.games_with_a_small_preset()) == set(envs.GAMES)

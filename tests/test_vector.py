@@ -111,7 +111,7 @@ VARIANTS = {
 }
 CASES = [(g, n, {}) for g in BATCHED for n in player_counts(g)] + [
     (g, n, options) for g in BATCHED for options in VARIANTS.get(g, []) for n in player_counts(g)
-] + [(g, 2, {"rules": "small"}) for g in ("neu", "deadfall", "not_for_me")]  # the small presets (two players only)
+] + [(g, 2, {"rules": "small"}) for g in BATCHED]  # the small presets (two players only)
 
 
 # Each case plays at least 250 steps at 8 tables, and on until 25 games have finished (x40 under the

@@ -799,3 +799,19 @@ def test_setup_names_each_game_as_its_engine_does():
     names = {g["game"]: g["display"] for g in web.setup()["games"]}
     assert names == {"not_for_me": "Not For Me", "deadfall": "Deadfall", "neu": "Neu", "not_your_mas_jong": "Not Your Ma's Jong"}
     assert all(names[g] == replay.engine_class(g).display_name for g in names)
+
+
+def test_a_small_preset_game_takes_the_presets_player_count_and_replays():
+    # Ma's Jong takes 3 or 4 players; its small preset takes two, and the page's game and its
+    # replay file follow the preset's count.
+    open_games = web_games.OpenGames(max_games=3, idle_s=3600)
+    got = open_games.create({"game": "not_your_mas_jong", "rule_options": {"rules": "small"}, "seed": 3, "auto_pass": True})
+    assert got["players"] == 2
+    with pytest.raises(web_http.ApiError, match="takes 2 to 2 players with these rule options, got 4") as e:
+        open_games.create({"game": "not_your_mas_jong", "players": 4, "rule_options": {"rules": "small"}})
+    assert e.value.status == 400
+    rnd = np.random.default_rng(0)
+    while "replay" not in got:
+        got = open_games.act(got["id"], {"action": int(rnd.choice([m["action"] for m in got["legal"]]))})
+    game = replay.loads(got["replay"])
+    assert game.num_players == 2 and game.rule_options["rules"] == "small"

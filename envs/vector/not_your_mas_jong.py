@@ -20,8 +20,7 @@ from envs.vector import rng as R
 from envs.vector import loops, sampling
 
 NUM_TYPES, RANKS, SUITS = ref.NUM_TYPES, ref.RANKS, len(ref.SUITS)
-DECK = np.array(ref.DECK, dtype=np.int8)
-TOKENS, HAND_SIZE, MAX_EXTRA_ROUNDS = ref.TOKENS, ref.HAND_SIZE, ref.MAX_EXTRA_ROUNDS
+TOKENS = ref.TOKENS
 A_PASS, A_STEAL_WIN, A_STEAL_IDENTICAL = ref.A_PASS, ref.A_STEAL_WIN, ref.A_STEAL_IDENTICAL
 A_STEAL_LOWEST, A_STEAL_MIDDLE, A_STEAL_HIGHEST = ref.A_STEAL_LOWEST, ref.A_STEAL_MIDDLE, ref.A_STEAL_HIGHEST
 DISCARD, STEAL = ref.DISCARD, ref.STEAL
@@ -33,26 +32,34 @@ POW4 = np.array(ref.POW4, dtype=np.int64)
 
 State = namedtuple(
     "State",
-    "rng order ask_everyone round_limit hands codes sizes tokens discards locked draw ndraw "
+    "rng order deck hand_size extra_rounds redeal ask_everyone round_limit hands codes sizes tokens discards locked draw ndraw "
     "rnd final_round ma phase current_discard discarder claims ask ask_pos ask_len pending cur deltas",
 )
 
 
 def make_state(num_envs: int, num_players: int, options: dict) -> State:
     n, N, i8 = num_players, num_envs, np.int8
+    # The rule option `rules` (the standard game or the small preset) sets the deck, the hand
+    # size, the rounds and the tie-break: the reference engine's, read from one built with the options.
+    engine = ref.NotYourMasJong(n, **{"steal_phase": "every_player", **options})
+    deck = np.array(engine.deck, dtype=i8)
     return State(
         rng=np.zeros((N, R.RNG_WIDTH), np.uint64),
-        order=np.zeros(len(DECK), i8),  # scratch for the shuffle
+        order=np.zeros(len(deck), i8),  # scratch for the shuffle
+        deck=deck,
+        hand_size=engine.hand_size,
+        extra_rounds=engine.extra_rounds,
+        redeal=engine.redeal,  # the small preset deals again when the Ma's hand is complete
         # Before the `steal_phase` option, only players holding a legal steal were asked.
         ask_everyone=options.get("steal_phase", "eligible") == "every_player",
-        round_limit=ref.ROUND_LIMIT[n],
+        round_limit=engine.round_limit,
         hands=np.zeros((N, n, NUM_TYPES), i8),
         codes=np.zeros((N, n, SUITS), np.int16),  # base-4 code of each suit's counts
         sizes=np.zeros((N, n), i8),
         tokens=np.zeros((N, n), np.int16),
         discards=np.zeros((N, n, NUM_TYPES), i8),
         locked=np.zeros((N, n, NUM_TYPES), i8),
-        draw=np.zeros((N, len(DECK)), i8),  # top of the pile is draw[ndraw - 1]
+        draw=np.zeros((N, len(deck)), i8),  # top of the pile is draw[ndraw - 1]
         ndraw=np.zeros(N, i8),
         rnd=np.zeros(N, np.int16),
         final_round=np.zeros(N, np.int16),  # -1 until the game reaches its end, before any tie-break
@@ -153,15 +160,22 @@ def _new_round(st, t):
     st.ask_len[t] = 0
     st.claims[t, :] = -1
     draw = st.draw[t]
-    for i in range(draw.shape[0]):  # element by element: a slice copy would allocate
-        draw[i] = DECK[i]
-    R.shuffle(st.rng, t, draw, draw.shape[0])
-    top = draw.shape[0]
-    for s in range(n):
-        size = HAND_SIZE + (1 if s == st.ma[t] else 0)
-        for i in range(top - size, top):
-            _give(st, t, s, draw[i])
-        top -= size
+    while True:
+        for i in range(draw.shape[0]):  # element by element: a slice copy would allocate
+            draw[i] = st.deck[i]
+        R.shuffle(st.rng, t, draw, draw.shape[0])
+        top = draw.shape[0]
+        for s in range(n):
+            size = st.hand_size + (1 if s == st.ma[t] else 0)
+            for i in range(top - size, top):
+                _give(st, t, s, draw[i])
+            top -= size
+        if not (st.redeal and _complete_with(st, t, st.ma[t], -1)):
+            break
+        # The small preset deals again when the Ma's hand is complete (as the reference does).
+        st.hands[t, :, :] = 0
+        st.codes[t, :, :] = 0
+        st.sizes[t, :] = 0
     st.ndraw[t] = top
     st.cur[t] = st.ma[t]
     return _complete_with(st, t, st.ma[t], -1)
@@ -206,7 +220,7 @@ def _end_round(st, t, deltas, done, final_scores, final_ranks):
         for s in range(n):
             leaders += st.tokens[t, s] == top
         # RULES.md §4 [D]: however it ended, tied leaders play up to 3 extra rounds, then the tie stands.
-        if st.final_round[t] >= 0 and (leaders == 1 or st.rnd[t] >= st.final_round[t] + MAX_EXTRA_ROUNDS):
+        if st.final_round[t] >= 0 and (leaders == 1 or st.rnd[t] >= st.final_round[t] + st.extra_rounds):
             loops.end_game(t, st.tokens, done, final_scores, final_ranks)
             return
         st.ma[t] = (st.ma[t] + 1) % n

@@ -387,7 +387,7 @@ def run_tournament(
         if estimator not in ESTIMATORS:
             raise ValueError(f"unknown estimator {estimator!r}; valid: {', '.join(ESTIMATORS)}")
         duplicate = estimator != "plain"
-    num_players = seating.check_game(game, num_players)
+    num_players = seating.check_game(game, num_players, rule_options)
     tables = make_tables_checked(agents, game, num_players, mode)
     t0 = time.perf_counter()
     records = play(game, tables, num_players, range(first_deal, first_deal + deals), seed, workers, duplicate, rule_options, progress,

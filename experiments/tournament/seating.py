@@ -168,8 +168,9 @@ def batch_seed(seed: int, first_deal: int, table: int) -> int:
 
 
 # -- the one check of a tournament's settings ----------------------------------
-def check_game(game: str, num_players: int | None) -> int:
-    """The player count to use; ValueError names the valid games or counts."""
+def check_game(game: str, num_players: int | None, rule_options: dict | None = None) -> int:
+    """The player count to use (a preset's own, such as a small preset's two, with `rule_options`);
+    ValueError names the valid games or counts."""
     import envs
 
     available = envs.available_games()
@@ -177,10 +178,11 @@ def check_game(game: str, num_players: int | None) -> int:
         hint = " (the number of deals is --deals)" if str(game).isdigit() else ""
         raise ValueError(f"unknown game {game!r}; valid games: {', '.join(available)}{hint}")
     engine = envs.module(game).raw_env.engine_cls
+    low, high = engine.player_range(rule_options)
     if num_players is None:
-        return engine.default_players
-    if not engine.min_players <= num_players <= engine.max_players:
-        raise ValueError(f"{game}: players must be from {engine.min_players} to {engine.max_players}, got {num_players}")
+        return low if low == high else engine.default_players
+    if not low <= num_players <= high:
+        raise ValueError(f"{game}: players must be from {low} to {high}, got {num_players}")
     return num_players
 
 

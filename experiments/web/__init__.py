@@ -88,9 +88,12 @@ def setup() -> dict:
         cls = replay_format.engine_class(g)
         options = [{"name": name, "default": replay_format.jsonable(default), "help": help}
                    for name, (default, _, help) in cls.OPTIONS.items()]
-        bots = {n: Bots.kinds(g, n) for n in range(cls.min_players, cls.max_players + 1)}
+        counts = sorted(set(range(cls.min_players, cls.max_players + 1)) | set(cls.PRESET_PLAYERS.values()))
+        bots = {n: Bots.kinds(g, n) for n in counts}
+        # presets: the player count each value of the rule option `rules` fixes (a small preset is two players)
         games.append({"game": g, "display": cls.display_name or g, "min_players": cls.min_players, "max_players": cls.max_players,
-                      "default_players": cls.default_players, "rule_options": options, "bots": bots,
+                      "default_players": cls.default_players, "presets": dict(cls.PRESET_PLAYERS),
+                      "rule_options": options, "bots": bots,
                       "rules": rules_text(g)})
     return {"games": games, "bots": list(BOT_KINDS)}
 

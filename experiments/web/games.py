@@ -190,9 +190,13 @@ class OpenGames:
         if not isinstance(game, str) or game not in envs.available_games():
             raise ApiError(400, f"unknown game {str(game)[:40]!r}; valid games: {', '.join(envs.available_games())}")
         engine_cls = replay_format.engine_class(game)
-        players = _int(body, "players", engine_cls.default_players)
-        if not engine_cls.min_players <= players <= engine_cls.max_players:
-            raise ApiError(400, f"{game} takes {engine_cls.min_players} to {engine_cls.max_players} players, got {players}")
+        options = body.get("rule_options") or {}
+        if not isinstance(options, dict):
+            raise ApiError(400, f"rule_options must be an object, got {str(options)[:40]}")
+        low, high = engine_cls.player_range(options)  # a preset (rules="small") fixes its own count
+        players = _int(body, "players", low if low == high else engine_cls.default_players)
+        if not low <= players <= high:
+            raise ApiError(400, f"{game} takes {low} to {high} players{' with these rule options' if (low, high) != (engine_cls.min_players, engine_cls.max_players) else ''}, got {players}")
         human = _int(body, "human", 0)
         if not 0 <= human < players:
             raise ApiError(400, f"human must be a seat from 0 to {players - 1}, got {human}")
@@ -213,9 +217,6 @@ class OpenGames:
         auto_pass = body.get("auto_pass", False)
         if not isinstance(auto_pass, bool):
             raise ApiError(400, f"auto_pass must be true or false, got {repr(auto_pass)[:40]}")
-        options = body.get("rule_options") or {}
-        if not isinstance(options, dict):
-            raise ApiError(400, f"rule_options must be an object, got {str(options)[:40]}")
         unknown = sorted(str(k)[:40] for k in options if k not in engine_cls.OPTIONS)
         if unknown:  # before the engine sees them: num_players or self would clash with its own arguments
             raise ApiError(400, f"{game}: unknown rule option(s) {', '.join(unknown)}; valid options: {', '.join(sorted(engine_cls.OPTIONS)) or 'none'}")

@@ -395,8 +395,22 @@ function gameChanged() {
     box.append(el("label", { htmlFor: input.id, textContent: o.name.replaceAll("_", " ") }), input, el("small", { className: "note", textContent: o.help }));
   }
   if (!g.rule_options.length) box.append(el("p", { className: "note", textContent: "This game has no rule options." }));
+  const rules = document.getElementById("opt-rules");
+  if (rules) rules.addEventListener("input", presetChanged);
   playersChanged();
   if (state.mode === "play" && !state.game) setRules(g.game);
+}
+
+// A preset of the rule option `rules` fixes the player count (a small preset is two players).
+function presetChanged() {
+  const g = gameInfo();
+  const p = $("p-players");
+  const fixed = (g.presets || {})[$("opt-rules").value.trim().replaceAll('"', "")];
+  if (fixed) { p.min = p.max = p.value = fixed; } else {
+    p.min = g.min_players; p.max = g.max_players;
+    if (Number(p.value) < g.min_players || Number(p.value) > g.max_players) p.value = g.default_players;
+  }
+  playersChanged();
 }
 
 function playersChanged() {
