@@ -72,8 +72,9 @@ def main(argv=None) -> int:
             with open(tmp, "w") as f:
                 json.dump(rows, f, indent=1)
             os.replace(tmp, table_path)  # written aside, then renamed: an interrupted run keeps the earlier rows
+            share = "no gain to find" if rows[-1]["share"] is None else f"{rows[-1]['share']:.0%}"
             print(f"{target} at {steps:,} steps: edge {r.edge:+.4f} ± {r.edge_ci:.4f}, exact gain {exact['gain']:.4f} "
-                  f"({r.edge / exact['gain']:.0%}), {rows[-1]['seconds']} s", flush=True)
+                  f"({share}), {rows[-1]['seconds']} s", flush=True)
     lines = ["| target | steps | trained edge (95% CI) | exact gain | share found | seconds |", "|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         share = f"{r['share']:.0%}" if r["share"] is not None else "–"
