@@ -55,6 +55,24 @@ def games_with_a_small_preset() -> list[str]:
     return out
 
 
+def _deal_bar():
+    """A progress bar over the first deals as the tree is enumerated (`train.cfr.build_tree`'s `progress`)."""
+    from tqdm import tqdm
+
+    bar = None
+
+    def tick(total=None):
+        nonlocal bar
+        if total is not None:
+            bar = tqdm(total=total, desc="  enumerating", unit="deal", leave=False)
+            return
+        bar.update()
+        if bar.n == bar.total:
+            bar.close()
+
+    return tick
+
+
 def agent_policy(agent, tree: cfr.Tree) -> np.ndarray:
     """The agent's probability of each move at each information set of `tree`, [I, A]."""
     policy = np.zeros((tree.num_infos, tree.num_actions))
@@ -118,7 +136,7 @@ def main(argv=None) -> int:
     agent_name = None if args.exploit is None else re.sub(r"[^A-Za-z0-9._-]+", "_", spec_label(args.exploit)).strip("_")
     prefix = f"solve_{args.game}_" if args.exploit is None else f"exploit_{args.game}_{agent_name}_"
     with claim_out(args.out, parser, prefix=prefix, link_latest=False) as folder:
-        tree = cfr.build_tree(engine)
+        tree = cfr.build_tree(engine, progress=None if args.quiet else _deal_bar())
         facts = {**tree_facts(tree), "enumerate_seconds": round(time.perf_counter() - tree_start, 2)}
         log(f"  {facts['information_sets']} information sets per seat, {facts['decisions']} decisions")
         meta = run_metadata(command_line("python -m experiments.solve", argv), args.seed, game=args.game,

@@ -665,3 +665,13 @@ def test_mas_jong_preset_works_everywhere_a_game_works():
     with pytest.raises(ValueError, match="from 3 to 4"):
         envs.info("not_your_mas_jong", 5)
     assert set(solve.games_with_a_small_preset()) == set(envs.GAMES)
+
+
+def test_the_tree_builder_reports_progress_per_deal():
+    # experiments.solve draws a bar over the first deals from these calls (Ma's Jong's preset
+    # takes about 20 s to enumerate).
+    calls = []
+    eng = NotForMe(2, rules="small")
+    deals = eng.deals()[:5]
+    cfr.build_tree(eng, deals=deals, progress=lambda *total: calls.append(total))
+    assert calls == [(5,)] + [()] * 5

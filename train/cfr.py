@@ -71,9 +71,10 @@ class Tree:
         return self._levels
 
 
-def build_tree(engine, deals=None, rng_seed: int = 0) -> Tree:
+def build_tree(engine, deals=None, rng_seed: int = 0, progress=None) -> Tree:
     """The whole game tree of `engine` (two players, zero-sum rewards) from each of its first
-    deals (``engine.deals()``, or `deals`, a list of (probability, stacked deal))."""
+    deals (``engine.deals()``, or `deals`, a list of (probability, stacked deal)). `progress`,
+    if given, is called with the number of deals once, then with no argument after each deal."""
     if engine.num_players != 2:
         raise ValueError(f"{engine.game_name}: exact solving needs two players, got {engine.num_players}")
     deals = engine.deals() if deals is None else deals
@@ -121,11 +122,15 @@ def build_tree(engine, deals=None, rng_seed: int = 0) -> Tree:
                     ec[b] = node(child, depth + 2, list(o), 0.0)
         return n
 
+    if progress is not None:
+        progress(len(deals))
     for p, deal in deals:
         eng = copy.deepcopy(engine)
         eng.keep_history()  # the information-set keys (Engine.information_key)
         eng.reset(np.random.default_rng(rng_seed), deal=deal)
         node(eng, 0, [0, 0], p)
+        if progress is not None:
+            progress()
     arr = np.asarray
     return Tree(A, arr(np_, np.int64), arr(ni, np.int64), arr(nc, np.float64), arr(nd, np.int64),
                 arr(ep, np.int64), arr(ea, np.int64), arr(ec, np.int64), arr(er, np.float64), arr(eq, np.float64),
