@@ -400,13 +400,14 @@ def test_packed_worlds_give_the_tables_load_row_gives(game):
 
 
 SAMPLE_CASES = [(g, n, {}) for g in BATCHED for n in load_counts(g)] + [
-    ("not_your_mas_jong", 4, {"steal_phase": "eligible"}), ("neu", 2, {"rules": "small"})]
+    ("not_your_mas_jong", 4, {"steal_phase": "eligible"}), ("neu", 2, {"rules": "small"}),
+    ("deadfall", 2, {"rules": "small"})]
 
 
 @pytest.mark.parametrize("game, num_players, options", SAMPLE_CASES, ids=lambda x: str(x).replace(" ", ""))
 def test_sampled_rows_are_sample_worlds_loaded(game, num_players, options):
-    """sample_rows draws the worlds of sample_world straight into tables (Neu and Ma's Jong redeal
-    a packed world in compiled code; the others load sample_world's engines): every table field
+    """sample_rows draws the worlds of sample_world straight into tables (a packed world redealt
+    in compiled code; Ma's Jong with steal_phase="eligible" loads sample_world's engines): every table field
     is what load_rows of sample_world's worlds writes from the same generator, the generator
     then draws what it would have, and the other tables are left alone. Views from every seat,
     the player to act's own included (Neu then redraws the deals that leave it no card)."""

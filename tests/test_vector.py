@@ -189,6 +189,14 @@ def test_rng_is_numpys_stream():
             cards = np.arange(k, dtype=np.int16)
             R.shuffle(st, t, cards, k)
             np.testing.assert_array_equal(cards, g.permutation(k))
+        # rng.integers(k), interleaved with the shuffles' 32-bit draws (NumPy keeps half a
+        # 64-bit draw for the next 32-bit one): bounds that reject often and never
+        for k in (1, 2, 3, 5, 6, 7, 1000, 2**31 + 5, 2**32 - 1):
+            got = [R.below(st, t, k) for _ in range(50)]
+            assert got == [int(g.integers(k)) for _ in range(50)], k
+            cards = np.arange(9, dtype=np.int16)
+            R.shuffle(st, t, cards, 9)
+            np.testing.assert_array_equal(cards, g.permutation(9))
 
 
 @pytest.mark.parametrize("game", BATCHED)

@@ -63,7 +63,7 @@ or ``pimc:ms=20``):
   and a policy with ``tilt_rows`` (the Neu and Ma's Jong heuristics); elsewhere it is refused.
   With the uniform belief and the batched evaluator, the worlds are drawn straight into batch
   rows (`BatchedEvaluator.evaluate_sampled`, `VectorEnv.sample_rows`): the same worlds, seeds
-  and moves as drawing engines first (``sample_in_rows``), a few µs a world in Neu and Ma's Jong.
+  and moves as drawing engines first (``sample_in_rows``), a few µs a world.
 
 `PIMCCheat` (spec ``pimc_cheat``) is an upper bound, not a fair player: runners hand it
 the real game through ``cheat_inform(engine)`` (a copy), and its worlds are that true state

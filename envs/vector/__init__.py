@@ -60,9 +60,9 @@ Arrays, for ``N = num_envs`` tables:
   (``ValueError``, one line) and leaves every table as it was.
 * ``sample_rows(rows, info, rng) -> obs, mask, seat``: tables ``rows`` take the
   worlds `envs.belief.sample_world` would draw from the information state
-  ``info`` with ``rng``, exactly, without building engines: Neu and Ma's Jong
-  redeal the packed world in compiled code (`envs.vector.sampling`), the
-  other games load ``sample_world``'s engines.
+  ``info`` with ``rng``, exactly, without building engines: every game redeals
+  the packed world in compiled code (`envs.vector.sampling`; Ma's Jong with
+  ``steal_phase="eligible"`` loads ``sample_world``'s engines).
 
 How the kernels are compiled: every helper is inlined (``inline="always"``)
 into the few kernels Python calls (``step_rows``, ``write_views``,
@@ -344,7 +344,7 @@ class VectorEnv:
         draw (`envs.belief.sample_world`), exactly: the same hidden cards and chance streams,
         from the same draws of `rng` (a PCG64 generator), which is left where those calls would
         leave it; but no engine is built. In the games whose kernels can redeal a packed world
-        (`envs.vector.sampling`: Neu, and Ma's Jong with its default steal phase) it costs a few
+        (`envs.vector.sampling`: every game, Ma's Jong with its default steal phase) it costs a few
         microseconds a world; elsewhere it is `load_rows` of `sample_world`'s worlds. An
         information state whose redeals never give the player to act a legal move raises
         `sample_world`'s ValueError, with the tables as they were. Returns `views`."""

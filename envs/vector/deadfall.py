@@ -15,7 +15,7 @@ from numba import njit
 from envs import deadfall as ref
 from envs.engine import kind_counts
 from envs.vector import rng as R
-from envs.vector import loops
+from envs.vector import loops, sampling
 
 NUM_RANKS, A_DEAD = ref.NUM_RANKS, ref.A_DEAD
 DOOR, PLAY = ref.DOOR, ref.PLAY
@@ -136,6 +136,109 @@ def load_row(st, t, engine: ref.Deadfall) -> None:
     st.layer[t] = engine.layer
     st.starter[t] = engine.starter
     st.cur[t] = engine.current_player
+
+
+def pack_row(engine: ref.Deadfall) -> list:
+    """`load_row`'s state as one list of ints (`VectorEnv.load_rows` packs many worlds and reads
+    them in one compiled call, `unpack_rows`: the same tables as `load_row`, faster)."""
+    e = engine
+    flat = [e.pot, e.hand_number, e.phase, e.layer, e.starter, e.current_player]
+    for hand in e.hands:
+        flat += hand
+    flat += e.hand_sizes
+    flat += e.chips
+    flat += e.chips_before_hand
+    for stack in e.stacks:
+        flat += kind_counts(stack, NUM_RANKS + 1)[1:]
+    flat += e.tops
+    flat += e.first_door
+    flat += e.door_picks
+    flat += kind_counts(e.set_aside, NUM_RANKS + 1)[1:]
+    return flat
+
+
+@njit(cache=True)
+def unpack_rows(st, tables, flat, starts):
+    """Tables ``tables[i]`` take the packed state at ``flat[starts[i]:]`` (`pack_row`)."""
+    n = st.hands.shape[1]
+    for i in range(tables.shape[0]):
+        t, j = tables[i], starts[i]
+        st.pot[t], st.hand_number[t], st.phase[t] = flat[j], flat[j + 1], flat[j + 2]
+        st.layer[t], st.starter[t], st.cur[t] = flat[j + 3], flat[j + 4], flat[j + 5]
+        j += 6
+        for s in range(n):
+            for k in range(NUM_RANKS):
+                st.hands[t, s, k] = flat[j + k]
+            j += NUM_RANKS
+        for s in range(n):
+            st.sizes[t, s], st.chips[t, s], st.chips_before[t, s] = flat[j + s], flat[j + n + s], flat[j + 2 * n + s]
+        j += 3 * n
+        for s in range(n):
+            for k in range(NUM_RANKS):
+                st.stacks[t, s, k] = flat[j + k]
+            j += NUM_RANKS
+        for s in range(n):
+            st.tops[t, s], st.first_door[t, s], st.picks[t, s] = flat[j + s], flat[j + n + s], flat[j + 2 * n + s]
+        j += 3 * n
+        for k in range(NUM_RANKS):
+            st.aside[t, k] = flat[j + k]
+
+
+def sample_layout(engine: ref.Deadfall) -> tuple:
+    """Where `pack_row` keeps what a redeal moves (`envs.vector.sampling`): (players, kinds,
+    hands, hand sizes, door picks, set-aside counts)."""
+    n = engine.num_players
+    hands_at = 6
+    sizes_at = hands_at + n * NUM_RANKS
+    picks_at = sizes_at + 3 * n + n * NUM_RANKS + 2 * n
+    return n, NUM_RANKS, hands_at, sizes_at, picks_at, picks_at + n
+
+
+@njit(cache=True, inline="always")
+def _redeal(flat, out, stream, seat, layout, counts, pool):
+    """The engine's `shuffle_hidden` on a packed world: the set-aside cards, the other seats'
+    hands and their face-down door picks pooled in sorted order and shuffled; each other seat,
+    in seat order, takes its hand from the front and then (if it has placed one) its door pick
+    from the back; the set-aside cards are what is left."""
+    n, kinds, hands_at, sizes_at, picks_at, aside_at = layout[0], layout[1], layout[2], layout[3], layout[4], layout[5]
+    out[:] = flat
+    counts[:] = 0
+    for k in range(kinds):
+        counts[k] += flat[aside_at + k]
+    for s in range(n):
+        if s != seat:
+            for k in range(kinds):
+                counts[k] += flat[hands_at + s * kinds + k]
+            if flat[picks_at + s] > 0:
+                counts[flat[picks_at + s] - 1] += 1  # a pick is a rank, 1..10
+    m = 0
+    for k in range(kinds):  # sorted: rank by rank
+        for _ in range(counts[k]):
+            pool[m] = k
+            m += 1
+    R.shuffle(stream, 0, pool, m)
+    front, back = 0, m
+    for s in range(n):
+        if s == seat:
+            continue
+        for k in range(kinds):
+            out[hands_at + s * kinds + k] = 0
+        for _ in range(flat[sizes_at + s]):
+            out[hands_at + s * kinds + pool[front]] += 1
+            front += 1
+        if flat[picks_at + s] > 0:
+            back -= 1
+            out[picks_at + s] = pool[back] + 1
+    for k in range(kinds):
+        out[aside_at + k] = 0
+    for c in range(front, back):
+        out[aside_at + pool[c]] += 1
+
+
+@njit(cache=True)
+def sample_rows(st, tables, flat, seat, stream, layout, tries, scratch):
+    """`envs.vector.sampling.sample_rows` for Deadfall, with its own redeal (door picks)."""
+    return sampling.sample_rows(st, tables, flat, seat, stream, layout, tries, scratch, unpack_rows, _legal, _redeal)
 
 
 # -- legality -------------------------------------------------------------------

@@ -193,7 +193,8 @@ def sample_layout(engine: ref.Neu) -> tuple:
 @njit(cache=True)
 def sample_rows(st, tables, flat, seat, stream, layout, tries, scratch):
     """`envs.vector.sampling.sample_rows` for Neu."""
-    return sampling.sample_rows(st, tables, flat, seat, stream, layout, tries, scratch, unpack_rows, _legal)
+    return sampling.sample_rows(st, tables, flat, seat, stream, layout, tries, scratch, unpack_rows, _legal,
+                                sampling.redeal_hands)
 
 
 # -- legality -------------------------------------------------------------------

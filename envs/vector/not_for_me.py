@@ -14,7 +14,7 @@ from numba import njit
 
 from envs import not_for_me as ref
 from envs.vector import rng as R
-from envs.vector import loops
+from envs.vector import loops, sampling
 
 NUMBERS, WILD, NUM_KINDS = ref.NUMBERS, ref.WILD, ref.NUM_KINDS
 STEP = ref.NUM_WILDS + 1  # plays of one (number, count) differ by the wilds they hold
@@ -148,6 +148,151 @@ def load_row(st, t, engine: ref.NotForMe) -> None:
     st.round_steps[t] = engine.round_steps
     st.start[t] = engine.start_player
     st.cur[t] = engine.current_player
+
+
+def pack_row(engine: ref.NotForMe) -> list:
+    """`load_row`'s state as one list of ints (`VectorEnv.load_rows` packs many worlds and reads
+    them in one compiled call, `unpack_rows`: the same tables as `load_row`, faster)."""
+    e = engine
+    flat = [e.field_count, e.field_number, e.field_player, e.passes, e.phase, e.giver, e.target, e.offer_kind,
+            e.offer_size, e.draws_owed, e.round, e.round_steps, e.start_player, e.current_player, len(e.draw)]
+    flat += e.supply
+    for hand in e.hands:
+        flat += hand
+    flat += e.hand_sizes
+    flat += e.penalties
+    flat += e.played
+    flat += e.draw
+    return flat
+
+
+@njit(cache=True)
+def unpack_rows(st, tables, flat, starts):
+    """Tables ``tables[i]`` take the packed state at ``flat[starts[i]:]`` (`pack_row`)."""
+    n = st.hands.shape[1]
+    for i in range(tables.shape[0]):
+        t, j = tables[i], starts[i]
+        st.field_count[t], st.field_number[t], st.field_player[t] = flat[j], flat[j + 1], flat[j + 2]
+        st.passes[t], st.phase[t], st.giver[t], st.target[t] = flat[j + 3], flat[j + 4], flat[j + 5], flat[j + 6]
+        st.offer_kind[t], st.offer_size[t], st.draws_owed[t] = flat[j + 7], flat[j + 8], flat[j + 9]
+        st.rnd[t], st.round_steps[t], st.start[t], st.cur[t] = flat[j + 10], flat[j + 11], flat[j + 12], flat[j + 13]
+        nd = flat[j + 14]
+        st.ndraw[t] = nd
+        j += 15
+        for k in range(SUPPLY_SLOTS):
+            st.supply[t, k] = flat[j + k]
+        j += SUPPLY_SLOTS
+        for s in range(n):
+            for k in range(NUM_KINDS):
+                st.hands[t, s, k] = flat[j + k]
+            j += NUM_KINDS
+        for s in range(n):
+            st.sizes[t, s], st.penalties[t, s] = flat[j + s], flat[j + n + s]
+        j += 2 * n
+        for k in range(NUM_KINDS):
+            st.played[t, k] = flat[j + k]
+        j += NUM_KINDS
+        for c in range(nd):
+            st.draw[t, c] = flat[j + c]
+
+
+P_GIVER, P_OFFER_KIND, P_OFFER_SIZE = 5, 7, 8  # where pack_row keeps the pending offer
+
+
+def sample_layout(engine: ref.NotForMe) -> tuple:
+    """Where `pack_row` keeps what a redeal moves (`envs.vector.sampling`): (players, kinds,
+    hands, hand sizes, draw pile, draw pile's length)."""
+    n = engine.num_players
+    hands_at = 15 + SUPPLY_SLOTS
+    sizes_at = hands_at + n * NUM_KINDS
+    return n, NUM_KINDS, hands_at, sizes_at, sizes_at + 2 * n + NUM_KINDS, len(engine.draw)
+
+
+@njit(cache=True, inline="always")
+def _redeal(flat, out, stream, seat, layout, counts, pool):
+    """The engine's `shuffle_hidden` on a packed world, draw for draw: the draw pile, the other
+    hands and (unless `seat` made it) a pending offer pooled in sorted order and shuffled. A
+    hidden offer takes a number held at least offer-size times (``rng.integers`` over them),
+    its first cards in the shuffled order; the giver's hand the first other cards (too few: the
+    whole redeal again, up to 100 times, then the world as it was); the other seats, in seat
+    order, take their hands from the front, and the rest is the draw pile."""
+    n, kinds, hands_at, sizes_at, draw_at, nd = layout[0], layout[1], layout[2], layout[3], layout[4], layout[5]
+    giver, offer_kind, offer_size = flat[P_GIVER], flat[P_OFFER_KIND], flat[P_OFFER_SIZE]
+    hide = offer_size > 0 and seat != giver
+    out[:] = flat
+    counts[:] = 0
+    for c in range(nd):
+        counts[flat[draw_at + c]] += 1
+    for s in range(n):
+        if s != seat:
+            for k in range(kinds):
+                counts[k] += flat[hands_at + s * kinds + k]
+    if hide:
+        counts[offer_kind] += offer_size
+    held = np.zeros(kinds, np.int64)
+    for _ in range(100):
+        m = 0
+        for k in range(kinds):  # sorted: kind by kind
+            for _ in range(counts[k]):
+                pool[m] = k
+                m += 1
+        R.shuffle(stream, 0, pool, m)
+        kind = offer_kind
+        if hide:
+            options = 0
+            for k in range(NUMBERS):
+                options += counts[k] >= offer_size
+            pick = R.below(stream, 0, options)
+            for k in range(NUMBERS):
+                if counts[k] >= offer_size:
+                    if pick == 0:
+                        kind = k
+                        break
+                    pick -= 1
+            # The offer's cards: the first `offer_size` of that number, out of the pool.
+            left, w = offer_size, 0
+            for c in range(m):
+                if pool[c] == kind and left > 0:
+                    left -= 1
+                else:
+                    pool[w] = pool[c]
+                    w += 1
+            m = w
+            # The giver's hand: the first cards of another kind (the giver gave all of `kind`).
+            need = flat[sizes_at + giver]
+            held[:] = 0
+            w = 0
+            for c in range(m):
+                if need > 0 and pool[c] != kind:
+                    held[pool[c]] += 1
+                    need -= 1
+                else:
+                    pool[w] = pool[c]
+                    w += 1
+            if need > 0:
+                continue
+            m = w
+            for k in range(kinds):
+                out[hands_at + giver * kinds + k] = held[k]
+        j = 0
+        for s in range(n):
+            if s == seat or (hide and s == giver):
+                continue
+            for k in range(kinds):
+                out[hands_at + s * kinds + k] = 0
+            for _ in range(flat[sizes_at + s]):
+                out[hands_at + s * kinds + pool[j]] += 1
+                j += 1
+        for c in range(m - j):
+            out[draw_at + c] = pool[j + c]
+        out[P_OFFER_KIND] = kind
+        return
+
+
+@njit(cache=True)
+def sample_rows(st, tables, flat, seat, stream, layout, tries, scratch):
+    """`envs.vector.sampling.sample_rows` for Not For Me, with its own redeal (a hidden offer)."""
+    return sampling.sample_rows(st, tables, flat, seat, stream, layout, tries, scratch, unpack_rows, _legal, _redeal)
 
 
 # -- legality -------------------------------------------------------------------

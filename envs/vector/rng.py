@@ -129,6 +129,23 @@ def interval(rng, t, most):
 
 
 @njit(cache=True, inline="always")
+def below(rng, t, k):
+    """``rng.integers(k)`` for 1 <= k < 2**32: NumPy's bounded draw by Lemire's method on 32-bit
+    draws (`next32`), with no draw at all for k == 1."""
+    if k == 1:
+        return np.int64(0)
+    span = uint64(k)
+    m = next32(rng, t) * span
+    leftover = m & _LOW32
+    if leftover < span:
+        threshold = (_LOW32 - span + uint64(1)) % span  # (2**32 - k) % k
+        while leftover < threshold:
+            m = next32(rng, t) * span
+            leftover = m & _LOW32
+    return np.int64(m >> uint64(32))
+
+
+@njit(cache=True, inline="always")
 def shuffle(rng, t, cards, k):
     """``rng.shuffle(cards[:k])``; also ``cards[:k][rng.permutation(k)]``, which makes the same swaps."""
     for i in range(k - 1, 0, -1):

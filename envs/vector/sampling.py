@@ -21,7 +21,9 @@ compares the rows and the generator with `sample_world` and `VectorEnv.load_rows
 A game takes part through its kernel module: ``sample_layout(engine)`` says where its packed
 row keeps the hands, their sizes and the draw pile (None where its redeal does more than move
 cards, as Ma's Jong's with ``steal_phase="eligible"``), and a thin ``sample_rows`` kernel calls
-`sample_rows` here with its ``unpack_rows`` and ``_legal``. As with `envs.vector.loops`, numba's
+`sample_rows` here with its ``unpack_rows``, ``_legal`` and a redeal: `redeal_hands` here, or
+the game's own where its ``shuffle_hidden`` deals more than hands and a pile (Deadfall's face-down
+door cards, Not For Me's hidden offer; their redeals draw with `envs.vector.rng.below` too). As with `envs.vector.loops`, numba's
 cache does not notice an edit here in the kernels that inline it: after one, delete
 ``envs/vector/__pycache__``.
 """
@@ -57,8 +59,10 @@ def put_back(generator: np.random.Generator, row: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
-def _redeal(flat, out, stream, seat, n, kinds, hands_at, sizes_at, draw_at, nd, counts, pool):
-    """`out` = `flat` with the other seats' hands and the draw pile redealt (steps 1 and 2)."""
+def redeal_hands(flat, out, stream, seat, layout, counts, pool):
+    """`out` = `flat` with the other seats' hands and the draw pile redealt (steps 1 and 2), with
+    ``layout = (n, kinds, hands_at, sizes_at, draw_at, nd)``."""
+    n, kinds, hands_at, sizes_at, draw_at, nd = layout[0], layout[1], layout[2], layout[3], layout[4], layout[5]
     out[:] = flat
     counts[:] = 0
     for c in range(nd):
@@ -87,14 +91,13 @@ def _redeal(flat, out, stream, seat, n, kinds, hands_at, sizes_at, draw_at, nd, 
 
 
 @njit(cache=True, inline="always")
-def sample_rows(st, tables, flat, seat, stream, layout, tries, scratch, unpack, legal):
+def sample_rows(st, tables, flat, seat, stream, layout, tries, scratch, unpack, legal, redeal):
     """Tables ``tables[i]`` take redeals of the packed world `flat` (the module docstring), with
-    ``layout = (n, kinds, hands_at, sizes_at, draw_at, nd)``; ``legal(st, t, scratch)`` counts
-    the legal moves of the player to act. Returns -1, or the index of the first table for which
-    `tries` redeals left the player to act without a legal move."""
-    n, kinds, hands_at, sizes_at, draw_at, nd = layout[0], layout[1], layout[2], layout[3], layout[4], layout[5]
+    ``layout = (n, kinds, ...)``, what `redeal` reads (`redeal_hands`, or a game's own);
+    ``legal(st, t, scratch)`` counts the legal moves of the player to act. Returns -1, or the
+    index of the first table for which `tries` redeals left the player to act without a legal move."""
     out = np.empty_like(flat)
-    counts = np.zeros(kinds, np.int64)
+    counts = np.zeros(layout[1], np.int64)
     pool = np.empty(flat.shape[0], np.int64)
     start = np.zeros(1, np.int64)
     one = np.zeros(1, np.int64)
@@ -103,7 +106,7 @@ def sample_rows(st, tables, flat, seat, stream, layout, tries, scratch, unpack, 
         one[0] = tables[i]
         ok = False
         for _ in range(tries):
-            _redeal(flat, out, stream, seat, n, kinds, hands_at, sizes_at, draw_at, nd, counts, pool)
+            redeal(flat, out, stream, seat, layout, counts, pool)
             unpack(st, one, out, start)
             if legal(st, tables[i], scratch) > 0:
                 ok = True
