@@ -72,6 +72,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from envs import small
 from envs.chance import Chance, ChanceEvent, NeedChance  # noqa: F401 (part of the engine protocol)
 from envs.history import History
 
@@ -127,9 +128,6 @@ CONSERVES = {
 _BOUNDS: dict = {}  # (engine class, players, options) -> the four bound arrays (Engine.set_bounds)
 
 
-_COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
-
-
 class Engine(Chance, History):
     """Base class: the declarative facts about a game plus shared plumbing."""
 
@@ -171,43 +169,27 @@ class Engine(Chance, History):
     out: list[bool]
     scores: list[int]
 
-    # The player count each preset of the rule option `rules` fixes (a small preset is two
-    # players: RULES.md "Small presets"); it may lie outside min_players..max_players.
+    # The player count each preset of the rule option `rules` fixes (a small preset is two players:
+    # RULES.md "Small presets"), maybe outside min_players..max_players.
     PRESET_PLAYERS: dict[str, int] = {}
 
-    @classmethod
-    def player_range(cls, rule_options: dict | None = None) -> tuple[int, int]:
-        """The player counts the game takes with these rule options: a preset's own count
-        (`PRESET_PLAYERS`), else min_players to max_players."""
-        preset = (rule_options or {}).get("rules")
-        fixed = cls.PRESET_PLAYERS.get(preset) if isinstance(preset, str) else None
-        return (fixed, fixed) if fixed else (cls.min_players, cls.max_players)
-
-    @classmethod
-    def preset_for(cls, num_players: int | None) -> dict:
-        """The rule options of the one preset that fixes a player count outside the game's own range
-        (Ma's Jong at two players: its small preset), else {}: what an agent built for a player
-        count alone reads its sizes from."""
-        if num_players is None or cls.min_players <= num_players <= cls.max_players:
-            return {}
-        presets = [p for p, n in cls.PRESET_PLAYERS.items() if n == num_players]
-        return {"rules": presets[0]} if len(presets) == 1 else {}
+    player_range = classmethod(small.player_range)  # the counts the game takes with these rule options
+    preset_for = classmethod(small.preset_for)  # the preset of a count outside the game's range
 
     def __init__(self, num_players: int | None = None, **rule_options: Any) -> None:
+        low, high = self.player_range(rule_options)
         if num_players is None:
-            low, high = self.player_range(rule_options)
             num_players = low if low == high else self.default_players
         if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
             raise ValueError(
                 f"{self.game_name}: num_players must be an integer from "
                 f"{self.min_players} to {self.max_players}, got {num_players!r}"
             )
-        preset = rule_options.get("rules")
-        if isinstance(preset, str) and preset in self.PRESET_PLAYERS:
-            if num_players != self.PRESET_PLAYERS[preset]:
-                raise ValueError(f"{self.game_name}: rules={preset!r} is a "
-                                 f"{_COUNT_WORDS.get(self.PRESET_PLAYERS[preset], '?')}-player preset, got num_players={num_players}")
-        elif not self.min_players <= num_players <= self.max_players:
+        if (low, high) != (self.min_players, self.max_players) and num_players != low:
+            words = {2: "two", 3: "three", 4: "four"}
+            raise ValueError(f"{self.game_name}: rules={rule_options['rules']!r} is a {words.get(low, low)}-player "
+                             f"preset, got num_players={num_players}")
+        if not low <= num_players <= high:
             raise ValueError(
                 f"{self.game_name}: num_players must be from {self.min_players} to "
                 f"{self.max_players}, got {num_players}"

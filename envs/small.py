@@ -1,4 +1,5 @@
-"""What the small presets share: the list of every first deal, for exact solving.
+"""What the small presets share: the player count a preset fixes, and the list of every first deal,
+for exact solving.
 
 A small preset (RULES.md, "Small presets") is a rule option of a game's engine whose whole game
 tree can be enumerated; its engine's ``deals()`` lists every first deal with its probability,
@@ -45,3 +46,21 @@ def _splits(left: Counter, sizes: list[int]):
         if all(left[k] >= c for k, c in need.items()):
             for rest in _splits(left - need, sizes[1:]):
                 yield (hand,) + rest
+
+
+def player_range(engine_cls, rule_options: dict | None = None) -> tuple[int, int]:
+    """`Engine.player_range`: the player counts a game takes with these rule options, a preset's
+    own count (`Engine.PRESET_PLAYERS`), else min_players to max_players."""
+    preset = (rule_options or {}).get("rules")
+    fixed = engine_cls.PRESET_PLAYERS.get(preset) if isinstance(preset, str) else None
+    return (fixed, fixed) if fixed else (engine_cls.min_players, engine_cls.max_players)
+
+
+def preset_for(engine_cls, num_players: int | None) -> dict:
+    """`Engine.preset_for`: the rule options of the one preset that fixes a player count outside the
+    game's own range (Ma's Jong at two players: its small preset), else {}: what an agent built
+    for a player count alone reads its sizes from."""
+    if num_players is None or engine_cls.min_players <= num_players <= engine_cls.max_players:
+        return {}
+    presets = [p for p, n in engine_cls.PRESET_PLAYERS.items() if n == num_players]
+    return {"rules": presets[0]} if len(presets) == 1 else {}

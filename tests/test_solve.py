@@ -414,6 +414,34 @@ def test_the_information_key_tells_apart_two_orders_of_the_same_moves(neu):
     assert tree.num_infos == 6902
 
 
+def _replays_and_solves(cls, tree, chance_drawn: bool) -> None:
+    """Every path of a preset's tree replays on the engine (with the draws after the deal as
+    chance nodes where the game has them), and CFR+ drives NashConv below 10^-3 of the range."""
+    ends, drawn = _replay_every_path(cls, tree, cls(2, rules="small").deals())
+    assert ends > 1000 and (drawn > 1000 if chance_drawn else drawn == 0)
+    solver = cfr.CFRPlus(tree)
+    seen = [cfr.nash_conv(tree, cfr.uniform(tree))[0]]
+    for n in (10, 200):
+        while solver.iterations < n:
+            solver.iterate()
+        seen.append(cfr.nash_conv(tree, solver.average_policy())[0])
+    assert seen[0] > seen[1] > seen[2] and seen[2] < 1e-3 * cfr.score_range(tree), seen
+
+
+def _runs_everywhere(game: str, num_players=2) -> dict:
+    """A preset's 20-deal tournament on both engines, and its entry on the web page's setup."""
+    from experiments.tournament import run_tournament
+    from experiments.web import setup
+
+    for engine in ("aec", "vector"):
+        summary = run_tournament(game, ["heuristic", "random"], num_players=num_players, deals=20, progress=False,
+                                 rule_options={"rules": "small"}, engine=engine)
+        assert len(summary["records"]) == 40
+    entry = next(g for g in setup()["games"] if g["game"] == game)
+    assert "rules" in [o["name"] for o in entry["rule_options"]]
+    return entry
+
+
 # --- Deadfall's small preset (RULES.md "Deadfall, small preset") ----------------------------------
 
 
@@ -460,29 +488,13 @@ def test_deadfall_preset_plays_one_hand_as_an_env_and_hides_hands():
 
 
 def test_deadfall_preset_tree_agrees_with_the_engine_and_cfr_solves_it(deadfall_tree):
-    ends, drawn = _replay_every_path(Deadfall, deadfall_tree, Deadfall(2, rules="small").deals())
-    assert ends > 1000 and drawn == 0  # no card is drawn in Deadfall: the deal is all the chance
-    solver = cfr.CFRPlus(deadfall_tree)
-    seen = [cfr.nash_conv(deadfall_tree, cfr.uniform(deadfall_tree))[0]]
-    for n in (10, 200):
-        while solver.iterations < n:
-            solver.iterate()
-        seen.append(cfr.nash_conv(deadfall_tree, solver.average_policy())[0])
-    assert seen[0] > seen[1] > seen[2] and seen[2] < 1e-3 * cfr.score_range(deadfall_tree), seen
+    _replays_and_solves(Deadfall, deadfall_tree, chance_drawn=False)  # the deal is all the chance
 
 
 def test_deadfall_preset_works_everywhere_a_game_works():
-    from experiments.tournament import run_tournament
-    from experiments.web import setup
-
-    for engine in ("aec", "vector"):
-        summary = run_tournament("deadfall", ["heuristic", "random"], num_players=2, deals=20, progress=False,
-                                 rule_options={"rules": "small"}, engine=engine)
-        assert len(summary["records"]) == 40
-    entry = next(g for g in setup()["games"] if g["game"] == "deadfall")
-    assert "rules" in [o["name"] for o in entry["rule_options"]]
     from experiments import solve
 
+    _runs_everywhere("deadfall")
     assert {"neu", "deadfall"} <= set(solve.games_with_a_small_preset())
 
 
@@ -533,29 +545,13 @@ def test_not_for_me_preset_plays_one_round_as_an_env_and_hides_hands():
 
 
 def test_not_for_me_preset_tree_agrees_with_the_engine_and_cfr_solves_it(not_for_me_tree):
-    tree = not_for_me_tree
-    ends, drawn = _replay_every_path(NotForMe, tree, NotForMe(2, rules="small").deals())
-    assert ends > 1000 and drawn > 1000  # Not For Me draws after the deal: chance nodes on the way
-    solver = cfr.CFRPlus(tree)
-    seen = [cfr.nash_conv(tree, cfr.uniform(tree))[0]]
-    for n in (10, 100):
-        while solver.iterations < n:
-            solver.iterate()
-        seen.append(cfr.nash_conv(tree, solver.average_policy())[0])
-    assert seen[0] > seen[1] > seen[2] and seen[2] < 1e-3 * cfr.score_range(tree), seen
+    _replays_and_solves(NotForMe, not_for_me_tree, chance_drawn=True)  # draws after a Not For Me
 
 
 def test_not_for_me_preset_works_everywhere_a_game_works():
     from experiments import solve
-    from experiments.tournament import run_tournament
-    from experiments.web import setup
 
-    for engine in ("aec", "vector"):
-        summary = run_tournament("not_for_me", ["heuristic", "random"], num_players=2, deals=20, progress=False,
-                                 rule_options={"rules": "small"}, engine=engine)
-        assert len(summary["records"]) == 40
-    entry = next(g for g in setup()["games"] if g["game"] == "not_for_me")
-    assert "rules" in [o["name"] for o in entry["rule_options"]]
+    _runs_everywhere("not_for_me")
     assert {"neu", "deadfall", "not_for_me"} <= set(solve.games_with_a_small_preset())
 
 
@@ -633,31 +629,17 @@ def test_mas_jong_preset_plays_one_round_as_an_env_and_hides_hands():
 
 
 def test_mas_jong_preset_tree_agrees_with_the_engine_and_cfr_solves_it(mas_jong_tree):
-    tree = mas_jong_tree
-    ends, drawn = _replay_every_path(NotYourMasJong, tree, NotYourMasJong(2, rules="small").deals())
-    assert ends > 1000 and drawn > 1000  # every draw from the pile is a chance node
-    solver = cfr.CFRPlus(tree)
-    seen = [cfr.nash_conv(tree, cfr.uniform(tree))[0]]
-    for n in (10, 100):
-        while solver.iterations < n:
-            solver.iterate()
-        seen.append(cfr.nash_conv(tree, solver.average_policy())[0])
-    assert seen[0] > seen[1] > seen[2] and seen[2] < 1e-3 * cfr.score_range(tree), seen
+    _replays_and_solves(NotYourMasJong, mas_jong_tree, chance_drawn=True)  # every draw from the pile
 
 
 def test_mas_jong_preset_works_everywhere_a_game_works():
     from experiments import solve
     from experiments.tournament import run_tournament
-    from experiments.web import setup
 
-    for engine in ("aec", "vector"):  # the preset's two players, though the game takes 3 or 4
-        summary = run_tournament("not_your_mas_jong", ["heuristic", "random"], num_players=None, deals=20,
-                                 progress=False, rule_options={"rules": "small"}, engine=engine)
-        assert len(summary["records"]) == 40
+    entry = _runs_everywhere("not_your_mas_jong", num_players=None)  # the preset's two, though the game takes 3 or 4
     with pytest.raises(ValueError, match="players must be from 2 to 2"):
         run_tournament("not_your_mas_jong", ["heuristic", "random"], num_players=4, deals=2, progress=False,
                        rule_options={"rules": "small"})
-    entry = next(g for g in setup()["games"] if g["game"] == "not_your_mas_jong")
     assert entry["presets"] == {"small": 2} and "heuristic" in entry["bots"][2]
     # An agent built for two players alone reads the preset's sizes; the player range is the preset's.
     assert envs.info("not_your_mas_jong", 2).obs_size == NotYourMasJong(2, rules="small").obs_size

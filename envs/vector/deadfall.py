@@ -165,18 +165,10 @@ def unpack_rows(st, tables, flat, starts):
         t, j = tables[i], starts[i]
         st.pot[t], st.hand_number[t], st.phase[t] = flat[j], flat[j + 1], flat[j + 2]
         st.layer[t], st.starter[t], st.cur[t] = flat[j + 3], flat[j + 4], flat[j + 5]
-        j += 6
-        for s in range(n):
-            for k in range(NUM_RANKS):
-                st.hands[t, s, k] = flat[j + k]
-            j += NUM_RANKS
+        j = sampling.read_blocks(st.hands, t, flat, j + 6)
         for s in range(n):
             st.sizes[t, s], st.chips[t, s], st.chips_before[t, s] = flat[j + s], flat[j + n + s], flat[j + 2 * n + s]
-        j += 3 * n
-        for s in range(n):
-            for k in range(NUM_RANKS):
-                st.stacks[t, s, k] = flat[j + k]
-            j += NUM_RANKS
+        j = sampling.read_blocks(st.stacks, t, flat, j + 3 * n)
         for s in range(n):
             st.tops[t, s], st.first_door[t, s], st.picks[t, s] = flat[j + s], flat[j + n + s], flat[j + 2 * n + s]
         j += 3 * n
@@ -205,17 +197,11 @@ def _redeal(flat, out, stream, seat, layout, counts, pool):
     counts[:] = 0
     for k in range(kinds):
         counts[k] += flat[aside_at + k]
+    sampling.add_hands(flat, seat, n, kinds, hands_at, counts)
     for s in range(n):
-        if s != seat:
-            for k in range(kinds):
-                counts[k] += flat[hands_at + s * kinds + k]
-            if flat[picks_at + s] > 0:
-                counts[flat[picks_at + s] - 1] += 1  # a pick is a rank, 1..10
-    m = 0
-    for k in range(kinds):  # sorted: rank by rank
-        for _ in range(counts[k]):
-            pool[m] = k
-            m += 1
+        if s != seat and flat[picks_at + s] > 0:
+            counts[flat[picks_at + s] - 1] += 1  # a pick is a rank, 1..10
+    m = sampling.sorted_pool(counts, pool)
     R.shuffle(stream, 0, pool, m)
     front, back = 0, m
     for s in range(n):

@@ -181,11 +181,7 @@ def unpack_rows(st, tables, flat, starts):
         j += 15
         for k in range(SUPPLY_SLOTS):
             st.supply[t, k] = flat[j + k]
-        j += SUPPLY_SLOTS
-        for s in range(n):
-            for k in range(NUM_KINDS):
-                st.hands[t, s, k] = flat[j + k]
-            j += NUM_KINDS
+        j = sampling.read_blocks(st.hands, t, flat, j + SUPPLY_SLOTS)
         for s in range(n):
             st.sizes[t, s], st.penalties[t, s] = flat[j + s], flat[j + n + s]
         j += 2 * n
@@ -223,19 +219,12 @@ def _redeal(flat, out, stream, seat, layout, counts, pool):
     counts[:] = 0
     for c in range(nd):
         counts[flat[draw_at + c]] += 1
-    for s in range(n):
-        if s != seat:
-            for k in range(kinds):
-                counts[k] += flat[hands_at + s * kinds + k]
+    sampling.add_hands(flat, seat, n, kinds, hands_at, counts)
     if hide:
         counts[offer_kind] += offer_size
     held = np.zeros(kinds, np.int64)
     for _ in range(100):
-        m = 0
-        for k in range(kinds):  # sorted: kind by kind
-            for _ in range(counts[k]):
-                pool[m] = k
-                m += 1
+        m = sampling.sorted_pool(counts, pool)
         R.shuffle(stream, 0, pool, m)
         kind = offer_kind
         if hide:

@@ -59,6 +59,36 @@ def put_back(generator: np.random.Generator, row: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
+def add_hands(flat, seat, n, kinds, hands_at, counts):
+    """``counts`` += the packed hands (``kinds`` counts per seat from ``hands_at``) of every seat but `seat`."""
+    for s in range(n):
+        if s != seat:
+            for k in range(kinds):
+                counts[k] += flat[hands_at + s * kinds + k]
+
+
+@njit(cache=True, inline="always")
+def sorted_pool(counts, pool):
+    """``pool[:m]`` = the counted cards, kind by kind (the engines pool their hidden cards sorted); returns m."""
+    m = 0
+    for k in range(counts.shape[0]):
+        for _ in range(counts[k]):
+            pool[m] = k
+            m += 1
+    return m
+
+
+@njit(cache=True, inline="always")
+def read_blocks(dest, t, flat, j):
+    """``dest[t]`` (seats x kinds) = the packed blocks at ``flat[j:]``, seat by seat; returns the index after them."""
+    for s in range(dest.shape[1]):
+        for k in range(dest.shape[2]):
+            dest[t, s, k] = flat[j + k]
+        j += dest.shape[2]
+    return j
+
+
+@njit(cache=True, inline="always")
 def redeal_hands(flat, out, stream, seat, layout, counts, pool):
     """`out` = `flat` with the other seats' hands and the draw pile redealt (steps 1 and 2), with
     ``layout = (n, kinds, hands_at, sizes_at, draw_at, nd)``."""
@@ -67,15 +97,8 @@ def redeal_hands(flat, out, stream, seat, layout, counts, pool):
     counts[:] = 0
     for c in range(nd):
         counts[flat[draw_at + c]] += 1
-    for s in range(n):
-        if s != seat:
-            for k in range(kinds):
-                counts[k] += flat[hands_at + s * kinds + k]
-    m = 0
-    for k in range(kinds):  # sorted: kind by kind
-        for _ in range(counts[k]):
-            pool[m] = k
-            m += 1
+    add_hands(flat, seat, n, kinds, hands_at, counts)
+    m = sorted_pool(counts, pool)
     R.shuffle(stream, 0, pool, m)
     j = 0
     for s in range(n):
