@@ -210,14 +210,22 @@ def _walk_value(engine, policy_of) -> float:
     return total
 
 
-@pytest.mark.parametrize("deal, seat", [(39, 0), (46, 0), (112, 1), (23, 1)])
-def test_best_response_value_agrees_with_a_brute_force_over_pure_strategies(neu, seat, deal):
+# (game, first deal, responding seat): deals whose responder has 8 to 256 pure strategies. Ma's
+# Jong's Ma (seat 0) has either a handful or millions, so only its seat 1 is listed.
+BRUTE_FORCE_CASES = [("neu", 39, 0), ("neu", 46, 0), ("neu", 112, 1), ("neu", 23, 1), ("deadfall", 0, 0),
+                     ("deadfall", 3, 1), ("not_for_me", 5, 0), ("not_for_me", 1, 1), ("not_your_mas_jong", 2, 1),
+                     ("not_your_mas_jong", 5, 1)]
+
+
+@pytest.mark.parametrize("game, deal, seat", BRUTE_FORCE_CASES)
+def test_best_response_value_agrees_with_a_brute_force_over_pure_strategies(game, seat, deal):
     # Route 1: backward induction over information sets on the tree arrays. Route 2: every pure
     # strategy of the responder, each played out by recursion on engine copies; the best of them.
     # One first deal at a time (the draws still chance), so that the pure strategies can be
     # listed: 8 to 256 of them for these deals.
-    deal = neu.deals()[deal][1]
-    tree = cfr.build_tree(neu, deals=[(1.0, deal)])
+    cls = envs.engine_class(game)
+    deal = cls(2, rules="small").deals()[deal][1]
+    tree = cfr.build_tree(cls(2, rules="small"), deals=[(1.0, deal)])
     rng = np.random.default_rng(seat)
     policy = np.where(tree.info_legal, rng.random(tree.info_legal.shape), 0.0)
     policy /= policy.sum(1, keepdims=True)
@@ -231,7 +239,7 @@ def test_best_response_value_agrees_with_a_brute_force_over_pure_strategies(neu,
         pure = policy.copy()
         pure[mine] = 0.0
         pure[mine, pick] = 1.0
-        eng = Neu(2, rules="small")
+        eng = cls(2, rules="small")
         eng.keep_history()
         eng.reset(np.random.default_rng(0), deal=deal)
         v = _walk_value(eng, lambda s, key, pure=pure: pure[index[key]])
