@@ -3,10 +3,10 @@
     python -m experiments.solve --game neu --minutes 2
     python -m experiments.solve --game neu --exploit heuristic
     python -m experiments.solve --game neu --exploit cfr:results/solve_neu_.../policy.npz
-    python -m experiments.solve --game deadfall
+    python -m experiments.solve --game deadfall      # every game has one: not_for_me, not_your_mas_jong
 
 The small preset (``rules="small"``, RULES.md "Small presets") is two players and a tree small
-enough to enumerate: `train.cfr.build_tree` walks it from the engine. Solving runs CFR+ until
+enough to enumerate (a bar counts its first deals): `train.cfr.build_tree` walks it from the engine. Solving runs CFR+ until
 the average policy's NashConv is at most ``--target`` (a fraction of the score range, default
 10^-3) or ``--minutes`` pass, and writes into a fresh run folder (``--out``, default
 ``results/solve_<game>_<time>``; never an existing run):
