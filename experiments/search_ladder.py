@@ -11,6 +11,8 @@ seats it took) is a paired difference; the command prints its mean with a 95% CI
 (`experiments.tournament.stats.mean_ci`), and the agent's time per decision with a choice
 (a forced move is not timed: it costs nothing), wall-clock and CPU (the deciding thread's). With ``--out DIR`` the record is written to
 a new file there, named by the time and the arguments; an existing file is never replaced.
+The record keeps a search agent's settings as it ran (``settings``: its worlds, bound and the
+rest, the game's own defaults filled in), so that it still says what ran if a default changes.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 
 import envs
 from agents import is_upper_bound, make_agent
+from agents.search.options import SEARCH_OPTIONS
 from experiments import cli
 from experiments.tournament.match import play_game
 from experiments.tournament.stats import mean_ci
@@ -60,6 +63,14 @@ class Timed:
 SEATS = ("one", "all")
 
 
+def settings(agent) -> dict | None:
+    """A search agent's options as it runs them (None for other agents)."""
+    options = SEARCH_OPTIONS.get(getattr(agent, "name", None))
+    if options is None:
+        return None
+    return {key: getattr(agent, key) for key in options if isinstance(getattr(agent, key, None), (str, int, float, type(None)))}
+
+
 def ladder(game: str, spec: str, deals: int, seed: int, num_players: int = 4, baseline: str = "heuristic",
            progress: bool = False, seats: str = "one") -> dict:
     from tqdm import tqdm
@@ -81,7 +92,7 @@ def ladder(game: str, spec: str, deals: int, seed: int, num_players: int = 4, ba
         diffs.append(float(np.mean(taken)))
     return {
         "game": game, "num_players": num_players, "agent": spec, "baseline": baseline, "deals": deals, "seed": seed,
-        "seats": seats,
+        "seats": seats, "settings": settings(timed.agent),
         "difference": mean_ci(diffs), "differences": [float(x) for x in diffs],
         "ms_per_decision": 1000 * timed.seconds / max(timed.decisions, 1), "decisions": timed.decisions,
         "cpu_ms_per_decision": 1000 * timed.cpu_seconds / max(timed.decisions, 1),

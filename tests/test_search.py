@@ -4,6 +4,7 @@ seat's information state, and are deterministic for a seed. Strength is measured
 
 from __future__ import annotations
 
+import json
 import random
 import time
 
@@ -116,6 +117,9 @@ def test_the_ladder_command_writes_a_new_record_each_run(tmp_path, capsys):
     assert len(list(tmp_path.glob("*.json"))) == 2  # the second run did not replace the first
     assert first["deals"] == 2 and first["decisions"] > 0 and "pimc:worlds=1 - heuristic" in capsys.readouterr().out
     assert len(first["differences"]) == 2 and first["difference"]["mean"] == pytest.approx(np.mean(first["differences"]))
+    # the record says what ran: the spec's worlds and the game's own bound (Neu's z=1)
+    assert first["settings"]["worlds"] == 1 and first["settings"]["z"] == 1.0 and first["settings"]["choice"] == "safe"
+    assert json.loads(next(tmp_path.glob("*.json")).read_text())["settings"] == first["settings"]
 
 
 def test_the_ladder_can_seat_the_agent_in_every_seat_of_a_deal():
@@ -284,7 +288,9 @@ def test_search_options_and_their_errors():
     assert (agent.worlds, agent.choice, agent.z, agent.ms) == (16, "max", 2.0, None)
     assert make_agent("pimc", "neu", 4).choice == "safe"
     # the defaults, and a game's own (GAME_DEFAULTS) where the spec leaves them out
-    assert (make_agent("pimc", "deadfall", 4).worlds, make_agent("pimc", "deadfall", 4).z) == (8, 1.645)
+    assert (make_agent("pimc", "deadfall", 4).worlds, make_agent("pimc", "deadfall", 4).z) == (256, 1.645)
+    assert (make_agent("pimc", "not_for_me", 4).worlds, make_agent("pimc", "not_for_me", 4).z) == (32, 1.645)
+    assert (make_agent("pimc", "not_your_mas_jong", 3).worlds, make_agent("pimc", "not_your_mas_jong", 3).z) == (8, 1.645)
     assert (make_agent("pimc", "neu", 4).worlds, make_agent("pimc", "neu", 4).z) == (256, 1.0)
     assert (make_agent("pimc:worlds=8,z=1.645", "neu", 4).worlds, make_agent("pimc:z=2", "neu", 4).z) == (8, 2.0)
     assert make_agent("pimc:ms=20", "neu", 4).worlds == MAX_WORLDS
