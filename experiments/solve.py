@@ -5,20 +5,23 @@
     python -m experiments.solve --game neu --exploit cfr:results/solve_neu_.../policy.npz
     python -m experiments.solve --game deadfall      # every game has one: not_for_me, not_your_mas_jong
 
-The small preset (``rules="small"``, RULES.md "Small presets") is two players and a tree small
-enough to enumerate (a bar counts its first deals): `train.cfr.build_tree` walks it from the engine. Solving runs CFR+ until
+The small preset (``rules="small"``, RULES.md "Small presets") fixes the player count (two in
+every game) and is a tree small enough to enumerate (a bar counts its first deals):
+`train.cfr.build_tree` walks it from the engine. The solver takes any player count: with more
+than two, CFR+ still runs and NashConv stays exact, but the average policy has no equilibrium
+guarantee (tested on three-player Kuhn poker against OpenSpiel). Solving runs CFR+ until
 the average policy's NashConv is at most ``--target`` (a fraction of the score range, default
 10^-3) or ``--minutes`` pass, and writes into a fresh run folder (``--out``, default
 ``results/solve_<game>_<time>``; never an existing run):
 
 * ``result.json``: NashConv of the average policy, each seat's best-response value against it,
-  the game's value for seat 0, the score range, the iterations and seconds, the tree's size
+  each seat's value (``values``; ``value_seat0``), the score range, the iterations and seconds, the tree's size
   (information sets per seat, decisions, moves) and the curve (NashConv every ``--check-every``
   iterations);
 * ``policy.npz``: the average policy, playable as the agent ``cfr:PATH``.
 
 ``--exploit SPEC`` instead asks the agent (any agents.spec spec) for its move at every
-information set and writes the same fields for it: its exact NashConv (both seats playing it)
+information set and writes the same fields for it: its exact NashConv (every seat playing it)
 and each seat's best-response value against it. An agent is asked through ``probs_at(key)``
 (cfr), ``action_probs(observation)`` when it has one, uniform over the legal moves for random,
 and otherwise its ``act`` once, which must then be deterministic (checked under two seeds).
@@ -48,7 +51,7 @@ def games_with_a_small_preset() -> list[str]:
     out = []
     for g in envs.GAMES:
         try:
-            envs.engine_class(g)(2, **PRESET)
+            envs.engine_class(g)(**PRESET)  # the preset's own player count
         except ValueError:
             continue
         out.append(g)
@@ -82,7 +85,7 @@ def agent_policy(agent, tree: cfr.Tree) -> np.ndarray:
 
 
 def tree_facts(tree: cfr.Tree) -> dict:
-    return {"information_sets": [int(np.sum(tree.info_player == s)) for s in (0, 1)],
+    return {"information_sets": [int(np.sum(tree.info_player == s)) for s in range(tree.num_players)],
             "decisions": int(np.sum(tree.node_player != cfr.CHANCE)), "chance_nodes": int(np.sum(tree.node_player == cfr.CHANCE)),
             "moves": int(np.sum(tree.node_player[tree.edge_parent] != cfr.CHANCE)),
             "deals": int(np.sum(tree.node_depth == 0))}
@@ -91,13 +94,14 @@ def tree_facts(tree: cfr.Tree) -> dict:
 def exploitability(tree: cfr.Tree, policy: np.ndarray) -> dict:
     nc, br = cfr.nash_conv(tree, policy)
     rng = cfr.score_range(tree)
+    values = [float(v) for v in cfr.game_values(tree, policy)]
     return {"nash_conv": nc, "nash_conv_of_range": nc / rng, "best_response_value": br,
-            "value_seat0": cfr.game_value(tree, policy), "score_range": rng}
+            "values": values, "value_seat0": values[0], "score_range": rng}
 
 
 def save_policy(path, game: str, tree: cfr.Tree, policy: np.ndarray) -> None:
     keys = np.frombuffer(b"".join(tree.info_keys), np.uint8).reshape(tree.num_infos, -1)
-    np.savez_compressed(path, game=game, num_players=2, keys=keys, probs=policy.astype(np.float32),
+    np.savez_compressed(path, game=game, num_players=tree.num_players, keys=keys, probs=policy.astype(np.float32),
                         option_names=np.array(list(PRESET)), option_values=np.array(list(PRESET.values())))
 
 
@@ -120,10 +124,10 @@ def main(argv=None) -> int:
     if args.game not in games_with_a_small_preset():
         parser.error(f"{args.game} has no small preset (rules='small'); games with one: {', '.join(games_with_a_small_preset())}")
     try:
-        engine = envs.engine_class(args.game)(2, **PRESET)
+        engine = envs.engine_class(args.game)(**PRESET)  # the preset fixes the player count
         tree_start = time.perf_counter()
         log(f"{args.game} small preset: enumerating the tree from the engine ...")
-        agent = None if args.exploit is None else make_from_spec(args.exploit, args.game, 2, seed=args.seed)
+        agent = None if args.exploit is None else make_from_spec(args.exploit, args.game, engine.num_players, seed=args.seed)
         if callable(getattr(agent, "inform", None)) and not callable(getattr(agent, "probs_at", None)):
             # The tree holds each information set's observation, not a game to take an information state from.
             raise ValueError(f"agent {args.exploit!r} needs its seat's information state before every move (an inform "
@@ -156,9 +160,9 @@ def main(argv=None) -> int:
         with open(f"{folder.path}/result.json", "w") as f:
             json.dump(result, f, indent=1)
         final = folder.commit()
+    seats = ", ".join(f"{v:.4g} (seat {s})" for s, v in enumerate(result["best_response_value"]))
     log(f"NashConv {result['nash_conv']:.3g} ({result['nash_conv_of_range']:.2g} of the score range); "
-        f"best-response values {result['best_response_value'][0]:.4g} (seat 0), {result['best_response_value'][1]:.4g} "
-        f"(seat 1); written to {final}")
+        f"best-response values {seats}; written to {final}")
     return 0
 
 

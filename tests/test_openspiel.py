@@ -165,3 +165,29 @@ def test_nash_conv_agrees_with_exact_solving_on_the_small_presets(game, tmp_path
         theirs = exploitability.nash_conv(os_game, policy.UniformRandomPolicy(os_game) if kind == "random"
                                           else AgentPolicy(os_game, agent))
         assert theirs == pytest.approx(exact, abs=1e-9), kind
+
+
+def test_nash_conv_agrees_on_three_player_kuhn_poker():
+    # More than two players: train.cfr's NashConv (the sum of each seat's best-response gain)
+    # against OpenSpiel's on its own kuhn_poker with players=3, for uniform, always-bet and a mixed
+    # CFR+ policy (mapped by OpenSpiel's information-state strings: the card, then p/b per move).
+    from tests.test_kuhn import Kuhn
+
+    tree = cfr.build_tree(Kuhn(3))
+    os_game = pyspiel.load_game("kuhn_poker", {"players": 3})
+    solver = cfr.CFRPlus(tree)
+    for _ in range(30):
+        solver.iterate()
+    mixed = solver.average_policy()
+    theirs = policy.TabularPolicy(os_game)
+    for i, (obs, _) in enumerate(tree.info_obs):
+        moves = obs[4:].reshape(-1, 2)
+        name = str(int(np.argmax(obs[:4]))) + "".join("pb"[int(np.argmax(m))] for m in moves if m.any())
+        theirs.policy_for_key(name)[:] = mixed[i]
+    assert len(tree.info_obs) == len(theirs.state_lookup)
+    bet = policy.TabularPolicy(os_game)
+    bet.action_probability_array[:] = [0.0, 1.0]
+    always_bet = cfr.uniform(tree)
+    always_bet[:] = [0.0, 1.0]
+    for ours, os_policy in [(cfr.uniform(tree), policy.UniformRandomPolicy(os_game)), (always_bet, bet), (mixed, theirs)]:
+        assert exploitability.nash_conv(os_game, os_policy) == pytest.approx(cfr.nash_conv(tree, ours)[0], abs=1e-12)

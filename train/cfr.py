@@ -1,4 +1,4 @@
-"""Exact solving of a small two-player preset: the game tree from the engine, CFR+ and exact best responses.
+"""Exact solving of a small preset: the game tree from the engine, CFR+ and exact best responses.
 
 `build_tree` walks every path of the game from every first deal the engine lists (``deals()``),
 asking the engine for the legal moves, the next seat and the rewards at each step: no rule is
@@ -10,9 +10,11 @@ round dealt from the stream) is refused. Each decision belongs to an information
 saw it, in order). The tree is then a set of flat arrays, level by level, and CFR+ (alternating
 updates, linear averaging) and the best responses run on them with numpy.
 
-Values are the env's rewards (`envs.engine.zero_sum_rewards`), summed over a game, for seat 0;
-seat 1 gets minus that. ``nash_conv(tree, policy)`` is the sum of both seats' best-response
-values against `policy`: 0 at an equilibrium.
+Values are the env's rewards (`envs.engine.zero_sum_rewards`), summed over a game, one per seat.
+``nash_conv(tree, policy)`` is the sum over seats of what each gains by a best response against
+the others' part of `policy` (with two players, zero-sum, the sum of the two best-response
+values): 0 exactly at a Nash equilibrium. It stays exact for any number of players; CFR+ then
+still runs, but with more than two players its average carries no equilibrium guarantee.
 """
 
 from __future__ import annotations
@@ -26,15 +28,16 @@ import numpy as np
 from envs.engine import zero_sum_rewards
 
 
-CHANCE = 2  # node_player of a chance node
+CHANCE = -1  # node_player of a chance node; also its column (the last) in `reach`
 
 
 @dataclass
 class Tree:
-    """A two-player zero-sum game tree as arrays. Nodes are decisions (and chance nodes, whose
-    player is `CHANCE`); edges are moves (and chance outcomes, with their probability)."""
+    """A zero-sum game tree as arrays. Nodes are decisions (and chance nodes, whose player is
+    `CHANCE`); edges are moves (and chance outcomes, with their probability)."""
 
     num_actions: int
+    num_players: int
     node_player: np.ndarray  # [N] seat to act, or CHANCE
     node_info: np.ndarray  # [N] information set
     node_chance: np.ndarray  # [N] probability of the deal (roots), else 0
@@ -42,7 +45,7 @@ class Tree:
     edge_parent: np.ndarray  # [E]
     edge_action: np.ndarray  # [E]
     edge_child: np.ndarray  # [E] node, or -1 when the game ends
-    edge_reward: np.ndarray  # [E] float64 reward to seat 0 on this move
+    edge_reward: np.ndarray  # [E, players] float64 reward to each seat on this move
     edge_prob: np.ndarray  # [E] a chance outcome's probability; 0 on a decision's edges
     info_player: np.ndarray  # [I]
     info_legal: np.ndarray  # [I, A] bool
@@ -72,11 +75,11 @@ class Tree:
 
 
 def build_tree(engine, deals=None, rng_seed: int = 0, progress=None) -> Tree:
-    """The whole game tree of `engine` (two players, zero-sum rewards) from each of its first
-    deals (``engine.deals()``, or `deals`, a list of (probability, stacked deal)). `progress`,
+    """The whole game tree of `engine` (zero-sum rewards, any number of players) from each of its
+    first deals (``engine.deals()``, or `deals`, a list of (probability, stacked deal)). `progress`,
     if given, is called with the number of deals once, then with no argument after each deal."""
-    if engine.num_players != 2:
-        raise ValueError(f"{engine.game_name}: exact solving needs two players, got {engine.num_players}")
+    n_players = engine.num_players
+    none = (0.0,) * n_players
     deals = engine.deals() if deals is None else deals
     A = engine.num_actions
     np_, ni, nc, nd = [], [], [], []
@@ -84,7 +87,7 @@ def build_tree(engine, deals=None, rng_seed: int = 0, progress=None) -> Tree:
     infos: dict[bytes, int] = {}
     i_player, i_legal, i_depth, i_obs = [], [], [], []
 
-    def edge(parent: int, action: int, reward: float, prob: float, draws: tuple = ()) -> int:
+    def edge(parent: int, action: int, reward: tuple, prob: float, draws: tuple = ()) -> int:
         ep.append(parent), ea.append(action), ec.append(-1), er.append(reward), eq.append(prob), ed.append(draws)
         return len(ep) - 1
 
@@ -109,15 +112,15 @@ def build_tree(engine, deals=None, rng_seed: int = 0, progress=None) -> Tree:
             branches = eng.step_outcomes(int(a))  # ValueError: chance the engine cannot list
             if len(branches) == 1 and not branches[0][3]:  # no chance met: a plain move
                 _, child, event, _ = branches[0]
-                e = edge(n, int(a), zero_sum_rewards(event)[0] if event is not None else 0.0, 0.0)
+                e = edge(n, int(a), zero_sum_rewards(event) if event is not None else none, 0.0)
                 if not child.game_over:
                     ec[e] = node(child, depth + 1, list(o), 0.0)
                 continue
             # The move meets chance: its edge leads to a chance node, one branch per outcome.
-            e = edge(n, int(a), 0.0, 0.0)
+            e = edge(n, int(a), none, 0.0)
             c = ec[e] = new_node(CHANCE, 0, 0.0, depth + 1)
             for prob, child, event, draws in branches:  # action 0: a chance edge indexes no policy
-                b = edge(c, 0, zero_sum_rewards(event)[0] if event is not None else 0.0, prob, draws)
+                b = edge(c, 0, zero_sum_rewards(event) if event is not None else none, prob, draws)
                 if not child.game_over:
                     ec[b] = node(child, depth + 2, list(o), 0.0)
         return n
@@ -128,12 +131,13 @@ def build_tree(engine, deals=None, rng_seed: int = 0, progress=None) -> Tree:
         eng = copy.deepcopy(engine)
         eng.keep_history()  # the information-set keys (Engine.information_key)
         eng.reset(np.random.default_rng(rng_seed), deal=deal)
-        node(eng, 0, [0, 0], p)
+        node(eng, 0, [0] * n_players, p)
         if progress is not None:
             progress()
     arr = np.asarray
-    return Tree(A, arr(np_, np.int64), arr(ni, np.int64), arr(nc, np.float64), arr(nd, np.int64),
-                arr(ep, np.int64), arr(ea, np.int64), arr(ec, np.int64), arr(er, np.float64), arr(eq, np.float64),
+    return Tree(A, n_players, arr(np_, np.int64), arr(ni, np.int64), arr(nc, np.float64), arr(nd, np.int64),
+                arr(ep, np.int64), arr(ea, np.int64), arr(ec, np.int64),
+                np.array(er, np.float64).reshape(-1, n_players), arr(eq, np.float64),
                 arr(i_player, np.int64), np.array(i_legal, bool).reshape(-1, A), arr(i_depth, np.int64),
                 list(infos), i_obs, ed)
 
@@ -145,11 +149,11 @@ def uniform(tree: Tree) -> np.ndarray:
 
 
 def reach(tree: Tree, policy: np.ndarray) -> np.ndarray:
-    """[N, 3]: each node's reach probability through seat 0's moves, seat 1's moves, and chance."""
-    r = np.zeros((len(tree.node_player), 3))
+    """[N, players + 1]: each node's reach probability through each seat's moves, and (last) chance's."""
+    r = np.zeros((len(tree.node_player), tree.num_players + 1))
     roots = tree.node_depth == 0
-    r[roots, :2] = 1.0
-    r[:, 2] = tree.node_chance
+    r[roots, :-1] = 1.0
+    r[:, -1] = tree.node_chance
     weights = tree.edge_weights(policy)
     for edges in tree.levels():
         kids = tree.edge_child[edges]
@@ -158,29 +162,40 @@ def reach(tree: Tree, policy: np.ndarray) -> np.ndarray:
         parents = tree.edge_parent[edges]
         p = weights[edges]
         rr = r[parents].copy()
-        who = tree.node_player[parents]  # CHANCE = 2: a chance outcome multiplies chance's part
+        who = tree.node_player[parents]  # CHANCE = -1: a chance outcome multiplies chance's part
         rr[np.arange(len(edges)), who] *= p
         r[kids] = rr
     return r
 
 
+def others(tree: Tree, r: np.ndarray, seat: int) -> np.ndarray:
+    """[N]: the part of each node's reach (`reach`) that is not `seat`'s own: the other seats' and chance's."""
+    return np.prod(np.delete(r, seat, axis=1), axis=1)
+
+
 def values(tree: Tree, policy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Seat 0's expected reward from each node ([N]) and after each move ([E]) under `policy`."""
-    v = np.zeros(len(tree.node_player))
-    q = np.zeros(len(tree.edge_parent))
+    """Each seat's expected reward from each node ([N, players]) and after each move ([E, players])
+    under `policy`."""
+    v = np.zeros((len(tree.node_player), tree.num_players))
+    q = np.zeros((len(tree.edge_parent), tree.num_players))
     weights = tree.edge_weights(policy)
     for edges in reversed(tree.levels()):
         kids = tree.edge_child[edges]
-        q[edges] = tree.edge_reward[edges] + np.where(kids >= 0, v[np.maximum(kids, 0)], 0.0)
+        q[edges] = tree.edge_reward[edges] + np.where((kids >= 0)[:, None], v[np.maximum(kids, 0)], 0.0)
         parents = tree.edge_parent[edges]
-        np.add.at(v, parents, weights[edges] * q[edges])
+        np.add.at(v, parents, weights[edges, None] * q[edges])
     return v, q
 
 
-def game_value(tree: Tree, policy: np.ndarray) -> float:
-    """Seat 0's expected reward when both seats follow `policy`."""
+def game_values(tree: Tree, policy: np.ndarray) -> np.ndarray:
+    """Each seat's expected reward when every seat follows `policy`, [players]."""
     v, _ = values(tree, policy)
-    return float(np.sum(tree.node_chance * v))
+    return tree.node_chance @ v
+
+
+def game_value(tree: Tree, policy: np.ndarray, seat: int = 0) -> float:
+    """`seat`'s expected reward when every seat follows `policy`."""
+    return float(game_values(tree, policy)[seat])
 
 
 def _by_info(tree: Tree, weights: np.ndarray) -> np.ndarray:
@@ -192,49 +207,49 @@ def _by_info(tree: Tree, weights: np.ndarray) -> np.ndarray:
 
 
 def best_response(tree: Tree, policy: np.ndarray, seat: int) -> tuple[float, np.ndarray]:
-    """The exact best response of `seat` to the other seat's part of `policy`, by backward
+    """The exact best response of `seat` to the other seats' part of `policy`, by backward
     induction over `seat`'s information sets, deepest (most earlier own decisions) first: a set's
     move values depend only on later decisions of its own seat, already chosen. Returns the
     best response's value for `seat` and the policy with `seat`'s part replaced by it."""
-    sign = 1.0 if seat == 0 else -1.0
     pol = policy.copy()
-    w = reach(tree, policy)
-    weight = w[:, 1 - seat] * w[:, 2]  # the other seat's and chance's part of the reach
+    weight = others(tree, reach(tree, policy), seat)
     mine = tree.info_player == seat
     for depth in range(int(tree.info_own_depth[mine].max(initial=0)), -1, -1):
         _, q = values(tree, pol)
-        cf = _by_info(tree, weight[tree.edge_parent] * sign * q)
+        cf = _by_info(tree, weight[tree.edge_parent] * q[:, seat])
         at = np.flatnonzero(mine & (tree.info_own_depth == depth))
         best = np.argmax(np.where(tree.info_legal[at], cf[at], -np.inf), axis=1)
         pol[at] = 0.0
         pol[at, best] = 1.0
-    return sign * game_value(tree, pol), pol
+    return game_value(tree, pol, seat), pol
 
 
 def nash_conv(tree: Tree, policy: np.ndarray) -> tuple[float, list[float]]:
-    """Sum of the two seats' best-response values against `policy`, and each of them."""
-    br = [best_response(tree, policy, s)[0] for s in (0, 1)]
-    return br[0] + br[1], br
+    """The sum over seats of each seat's best-response gain against `policy` (its best-response
+    value minus its value under `policy`), and each seat's best-response value. With two players,
+    zero-sum, the gains add up to the two best-response values."""
+    br = [best_response(tree, policy, s)[0] for s in range(tree.num_players)]
+    return float(sum(br) - np.sum(game_values(tree, policy))), br
 
 
 def score_range(tree: Tree) -> float:
-    """Largest minus smallest total reward of seat 0 over the game's outcomes."""
+    """The widest spread of one seat's total reward over the game's outcomes (largest minus smallest)."""
     lo, hi = _extremes(tree)
-    return hi - lo
+    return float(np.max(hi - lo))
 
 
-def _extremes(tree: Tree) -> tuple[float, float]:
-    lo = np.full(len(tree.node_player), np.inf)
-    hi = np.full(len(tree.node_player), -np.inf)
+def _extremes(tree: Tree) -> tuple[np.ndarray, np.ndarray]:
+    lo = np.full((len(tree.node_player), tree.num_players), np.inf)
+    hi = np.full((len(tree.node_player), tree.num_players), -np.inf)
     for edges in reversed(tree.levels()):
-        kids = tree.edge_child[edges]
+        kids = (tree.edge_child[edges])[:, None]
         r = tree.edge_reward[edges]
-        elo = r + np.where(kids >= 0, lo[np.maximum(kids, 0)], 0.0)
-        ehi = r + np.where(kids >= 0, hi[np.maximum(kids, 0)], 0.0)
+        elo = r + np.where(kids >= 0, lo[np.maximum(kids[:, 0], 0)], 0.0)
+        ehi = r + np.where(kids >= 0, hi[np.maximum(kids[:, 0], 0)], 0.0)
         np.minimum.at(lo, tree.edge_parent[edges], elo)
         np.maximum.at(hi, tree.edge_parent[edges], ehi)
     roots = tree.node_depth == 0
-    return float(lo[roots].min()), float(hi[roots].max())
+    return lo[roots].min(0), hi[roots].max(0)
 
 
 def regret_matching(regrets: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -258,14 +273,13 @@ class CFRPlus:
     def iterate(self) -> None:
         t = self.tree
         self.iterations += 1
-        for seat in (0, 1):
+        for seat in range(t.num_players):
             sigma = np.asarray(self.match(self.regrets, t.info_legal), np.float64)
             w = reach(t, sigma)
             v, q = values(t, sigma)
-            sign = 1.0 if seat == 0 else -1.0
             parent = t.edge_parent
             acting = t.node_player[parent] == seat
-            cf = w[parent, 1 - seat] * w[parent, 2] * sign * (q - v[parent])
+            cf = others(t, w, seat)[parent] * (q[:, seat] - v[parent, seat])
             mine = (t.info_player == seat)[:, None]
             self.regrets = np.where(mine, np.maximum(self.regrets + _by_info(t, np.where(acting, cf, 0.0)), 0.0),
                                     self.regrets)
