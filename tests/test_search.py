@@ -290,7 +290,8 @@ def test_search_options_and_their_errors():
     # the defaults, and a game's own (GAME_DEFAULTS) where the spec leaves them out
     assert (make_agent("pimc", "deadfall", 4).worlds, make_agent("pimc", "deadfall", 4).z) == (256, 1.645)
     assert (make_agent("pimc", "not_for_me", 4).worlds, make_agent("pimc", "not_for_me", 4).z) == (32, 1.645)
-    assert (make_agent("pimc", "not_your_mas_jong", 3).worlds, make_agent("pimc", "not_your_mas_jong", 3).z) == (8, 1.645)
+    assert (make_agent("pimc", "not_your_mas_jong", 3).worlds, make_agent("pimc", "not_your_mas_jong", 3).z) == (32, 1.645)
+    assert (make_agent("pimc", "not_your_mas_jong", 4).worlds) == 32
     assert (make_agent("pimc", "neu", 4).worlds, make_agent("pimc", "neu", 4).z) == (256, 1.0)
     assert (make_agent("pimc:worlds=8,z=1.645", "neu", 4).worlds, make_agent("pimc:z=2", "neu", 4).z) == (8, 2.0)
     assert make_agent("pimc:ms=20", "neu", 4).worlds == MAX_WORLDS

@@ -71,7 +71,7 @@ def neu_tree(neu):
 
 
 def _paths(tree):
-    """(deal index, moves, node or -1, summed reward) for every decision node and every game end;
+    """(deal index, moves, node or -1, summed rewards, one per seat) for every decision node and every game end;
     a move is (action, the draws it met), the draws read from the chance edge that follows it."""
     out = {}
     by_parent = {}
@@ -79,7 +79,7 @@ def _paths(tree):
         by_parent.setdefault(int(p), []).append(e)
     roots = np.flatnonzero(tree.node_depth == 0)
     for d, root in enumerate(roots):
-        stack = [(int(root), (), 0.0)]
+        stack = [(int(root), (), np.zeros(tree.num_players))]
         while stack:
             n, moves, r = stack.pop()
             chance = tree.node_player[n] == cfr.CHANCE
@@ -109,14 +109,14 @@ def _replay_every_path(cls, tree, deals):
     for (d, actions), (n, reward) in paths.items():
         eng = cls(2, rules="small")
         eng.reset(np.random.default_rng(0), deal=deals[d][1])
-        total = 0.0
+        total = np.zeros(tree.num_players)
         for a, draws in actions:
             assert eng.legal_mask()[a] == 1
             eng.take_chance(draws)
             drawn += len(draws)
             event = eng.step(a)
-            total += zero_sum_rewards(event)[0] if event is not None else 0.0
-        assert total == pytest.approx(reward)
+            total += zero_sum_rewards(event) if event is not None else 0.0
+        assert total == pytest.approx(reward)  # every seat's
         if n < 0:
             assert eng.game_over
             ends += 1

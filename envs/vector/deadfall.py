@@ -207,11 +207,7 @@ def _redeal(flat, out, stream, seat, layout, counts, pool):
     for s in range(n):
         if s == seat:
             continue
-        for k in range(kinds):
-            out[hands_at + s * kinds + k] = 0
-        for _ in range(flat[sizes_at + s]):
-            out[hands_at + s * kinds + pool[front]] += 1
-            front += 1
+        front = sampling.deal_hand(flat, out, s, kinds, hands_at, sizes_at, pool, front)
         if flat[picks_at + s] > 0:
             back -= 1
             out[picks_at + s] = pool[back] + 1

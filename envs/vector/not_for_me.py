@@ -265,13 +265,8 @@ def _redeal(flat, out, stream, seat, layout, counts, pool):
                 out[hands_at + giver * kinds + k] = held[k]
         j = 0
         for s in range(n):
-            if s == seat or (hide and s == giver):
-                continue
-            for k in range(kinds):
-                out[hands_at + s * kinds + k] = 0
-            for _ in range(flat[sizes_at + s]):
-                out[hands_at + s * kinds + pool[j]] += 1
-                j += 1
+            if s != seat and not (hide and s == giver):
+                j = sampling.deal_hand(flat, out, s, kinds, hands_at, sizes_at, pool, j)
         for c in range(m - j):
             out[draw_at + c] = pool[j + c]
         out[P_OFFER_KIND] = kind

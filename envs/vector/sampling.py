@@ -79,6 +79,18 @@ def sorted_pool(counts, pool):
 
 
 @njit(cache=True, inline="always")
+def deal_hand(flat, out, s, kinds, hands_at, sizes_at, pool, j):
+    """Seat `s`'s packed hand in `out` = as many cards as it holds in `flat`, taken from ``pool[j:]``;
+    returns the index after them (the engines deal each redealt hand from the front of the pool)."""
+    for k in range(kinds):
+        out[hands_at + s * kinds + k] = 0
+    for _ in range(flat[sizes_at + s]):
+        out[hands_at + s * kinds + pool[j]] += 1
+        j += 1
+    return j
+
+
+@njit(cache=True, inline="always")
 def read_blocks(dest, t, flat, j):
     """``dest[t]`` (seats x kinds) = the packed blocks at ``flat[j:]``, seat by seat; returns the index after them."""
     for s in range(dest.shape[1]):
@@ -102,13 +114,8 @@ def redeal_hands(flat, out, stream, seat, layout, counts, pool):
     R.shuffle(stream, 0, pool, m)
     j = 0
     for s in range(n):
-        if s == seat:
-            continue
-        for k in range(kinds):
-            out[hands_at + s * kinds + k] = 0
-        for _ in range(flat[sizes_at + s]):
-            out[hands_at + s * kinds + pool[j]] += 1
-            j += 1
+        if s != seat:
+            j = deal_hand(flat, out, s, kinds, hands_at, sizes_at, pool, j)
     for c in range(m - j):
         out[draw_at + c] = pool[j + c]
 
