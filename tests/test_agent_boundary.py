@@ -256,7 +256,7 @@ def test_an_interrupted_isolated_run_with_workers_exits_and_leaves_nothing(tmp_p
             time.sleep(0.2)  # playing: the isolated agents have started their helpers
         time.sleep(0.5)
         os.kill(p.pid, signum)
-        p.wait(20)
+        p.wait(60)  # a hang guard: on a loaded CI machine, stopping workers mid-import took over 20 s
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
