@@ -168,7 +168,7 @@ def reach(tree: Tree, policy: np.ndarray) -> np.ndarray:
     return r
 
 
-def others(tree: Tree, r: np.ndarray, seat: int) -> np.ndarray:
+def others(r: np.ndarray, seat: int) -> np.ndarray:
     """[N]: the part of each node's reach (`reach`) that is not `seat`'s own: the other seats' and chance's."""
     return np.prod(np.delete(r, seat, axis=1), axis=1)
 
@@ -212,7 +212,7 @@ def best_response(tree: Tree, policy: np.ndarray, seat: int) -> tuple[float, np.
     move values depend only on later decisions of its own seat, already chosen. Returns the
     best response's value for `seat` and the policy with `seat`'s part replaced by it."""
     pol = policy.copy()
-    weight = others(tree, reach(tree, policy), seat)
+    weight = others(reach(tree, policy), seat)
     mine = tree.info_player == seat
     for depth in range(int(tree.info_own_depth[mine].max(initial=0)), -1, -1):
         _, q = values(tree, pol)
@@ -279,7 +279,7 @@ class CFRPlus:
             v, q = values(t, sigma)
             parent = t.edge_parent
             acting = t.node_player[parent] == seat
-            cf = others(t, w, seat)[parent] * (q[:, seat] - v[parent, seat])
+            cf = others(w, seat)[parent] * (q[:, seat] - v[parent, seat])
             mine = (t.info_player == seat)[:, None]
             self.regrets = np.where(mine, np.maximum(self.regrets + _by_info(t, np.where(acting, cf, 0.0)), 0.0),
                                     self.regrets)
