@@ -164,7 +164,9 @@ def _short(text: str, limit: int = 200) -> str:
 
 def _runs_code(path: Path) -> bool:
     """Whether the file is a well-formed pickle (bare, or torch's zip with data.pkl) that imports or
-    calls something. Read with pickletools, which parses and never executes; random bytes fail to parse."""
+    calls something. Read with pickletools, which parses and never executes. The whole stream must parse
+    and balance its stack first (pickletools.dis checks both): random bytes often decode to a code
+    instruction before they break, and would otherwise be called code rather than damage."""
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as z:
@@ -172,6 +174,7 @@ def _runs_code(path: Path) -> bool:
                 data = z.read(names[0]) if names else b""
         else:
             data = path.read_bytes()
+        pickletools.dis(data, out=io.StringIO())
         return any(op.name in CODE_OPCODES for op, _, _ in pickletools.genops(data))
     except Exception:  # noqa: BLE001 - not a pickle at all
         return False
