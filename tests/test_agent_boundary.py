@@ -14,6 +14,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -249,7 +250,12 @@ def test_an_interrupted_isolated_run_with_workers_exits_and_leaves_nothing(tmp_p
     out = tmp_path / "out"
     p = subprocess.Popen([sys.executable, "-m", "experiments.tournament", "--agents", "slow.py:Spawner,random",
                           "--players", "2", "--deals", "200", "--isolate", "--workers", "2", "--quiet", "--out", str(out)],
-                         cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                         cwd=tmp_path, env={**ENV, "PYTHONFAULTHANDLER": "1"}, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    lines: list[str] = []  # drained as it comes: a full pipe would block the run's writes
+    reader = threading.Thread(target=lambda: lines.extend(p.stderr), daemon=True)
+    reader.start()
+    hung = ""
     try:
         deadline = time.monotonic() + 60
         while not (tmp_path / "helpers.txt").exists() and time.monotonic() < deadline:
@@ -257,11 +263,20 @@ def test_an_interrupted_isolated_run_with_workers_exits_and_leaves_nothing(tmp_p
         time.sleep(0.5)
         os.kill(p.pid, signum)
         p.wait(60)  # a hang guard: on a loaded CI machine, stopping workers mid-import took over 20 s
+    except subprocess.TimeoutExpired:
+        # Say where it hangs: the process tree, and every thread's stack (faulthandler prints them on SIGABRT).
+        hung = subprocess.run(["ps", "-o", "pid,ppid,pgid,stat,wchan:20,args", "-s", str(p.pid)],
+                              capture_output=True, text=True).stdout
+        os.kill(p.pid, signal.SIGABRT)
+        time.sleep(2)
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
-    assert p.returncode == 130 and "interrupted; nothing was written" in p.stderr.read()
+    reader.join(5)
+    err = "".join(lines)
+    assert not hung, f"no exit 60 s after the signal; processes:\n{hung}\nstderr:\n{err[-6000:]}"
+    assert p.returncode == 130 and "interrupted; nothing was written" in err, err[-3000:]
     time.sleep(0.5)
     assert _session(p.pid) == [], "workers or isolated agents outlived the run"
     helpers = [int(x) for x in (tmp_path / "helpers.txt").read_text().split()]
