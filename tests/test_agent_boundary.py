@@ -251,7 +251,10 @@ def test_an_interrupted_isolated_run_with_workers_exits_and_leaves_nothing(tmp_p
     p = subprocess.Popen([sys.executable, "-m", "experiments.tournament", "--agents", "slow.py:Spawner,random",
                           "--players", "2", "--deals", "200", "--isolate", "--workers", "2", "--quiet", "--out", str(out)],
                          cwd=tmp_path, env={**ENV, "PYTHONFAULTHANDLER": "1"}, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+                         start_new_session=True,
+                         # Ctrl-C as at a terminal: pytest started in the background (`&`, nohup) ignores
+                         # SIGINT, and a child keeps that, as a command run with `&` should.
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines: list[str] = []  # drained as it comes: a full pipe would block the run's writes
     reader = threading.Thread(target=lambda: lines.extend(p.stderr), daemon=True)
     reader.start()
