@@ -28,7 +28,9 @@ import numpy as np
 import envs
 from experiments import cli
 from experiments.cli import ArgumentParser
-from agents import AGENT_KINDS, make_agent
+from agents import AGENT_KINDS, is_upper_bound, make_agent
+from agents.spec import SPEC_LIST
+from envs.belief import informed
 
 # After every open move of a game with secret decisions (a discard in Not Your Ma's Jong), the
 # secret ones may follow: said every time, so that the note itself tells nothing.
@@ -117,7 +119,8 @@ def play(game: str, players: int, humans: set[int], bots: str, seed: int, delay:
                 write("Left the game.")
                 return None
         else:
-            action = bot_agents[agent].act(obs)
+            bot = bot_agents[agent]  # a search agent is told its seat's information state first
+            action = informed(bot, u.game, u.seat_of(agent), upper_bound=is_upper_bound(bot))(obs)
             if not humans:
                 write(u.game.render())
         seat = u.seat_of(agent)
@@ -150,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--game", required=True, help=f"one of: {', '.join(envs.available_games())}")
     parser.add_argument("--players", type=cli.count, default=None, help="number of players (default: the game's default)")
     parser.add_argument("--human", default="0", help="seat(s) played by a human, e.g. 0 or 0,2, or 'none' to watch")
-    parser.add_argument("--bots", default="heuristic", help=f"agent for the other seats: {', '.join(AGENT_KINDS)}, ppo:PATH, FILE.py:Name, ...")
+    parser.add_argument("--bots", default="heuristic", help=f"agent for the other seats: {SPEC_LIST}")
     parser.add_argument("--seed", type=cli.seed, default=0, help="seed of the deal and the bots")
     parser.add_argument("--delay", type=cli.seconds, default=0.0, help="seconds to pause after each move")
     args = parser.parse_args(argv)

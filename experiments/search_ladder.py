@@ -108,7 +108,8 @@ def main(argv=None) -> dict:
     p = cli.ArgumentParser(prog="python -m experiments.search_ladder", description=__doc__.split("\n\n")[0])
     p.add_argument("--game", required=True, choices=envs.available_games(), help="which game")
     p.add_argument("--agent", default="pimc", help=f"the agent in the one seat: {SPEC_LIST}")
-    p.add_argument("--baseline", default="heuristic", help="the agent in every other seat, and in every seat of the reference game")
+    p.add_argument("--baseline", default="heuristic",
+                   help=f"the agent in every other seat, and in every seat of the reference game: {SPEC_LIST}")
     p.add_argument("--players", type=cli.count, default=4, help="player count")
     p.add_argument("--deals", type=cli.count, default=100, help="duplicate deals, at least 2 (a CI needs two)")
     p.add_argument("--seed", type=cli.seed, default=910_000, help="first deal's seed (use deals not used for tuning)")

@@ -113,7 +113,11 @@ def main(argv=None) -> int:
     parser.add_argument("--minutes", type=float, default=10.0, help="time limit for CFR+ (default 10)")
     parser.add_argument("--target", type=float, default=1e-3, help="stop at this NashConv / score range (default 1e-3)")
     parser.add_argument("--check-every", type=int, default=50, help="iterations between NashConv checks (default 50)")
-    parser.add_argument("--exploit", metavar="SPEC", help="measure this agent's exact exploitability instead of solving")
+    from agents.spec import SPEC_LIST
+
+    parser.add_argument("--exploit", metavar="SPEC",
+                        help=f"measure this agent's exact exploitability instead of solving: {SPEC_LIST} (search agents, "
+                             "which need their seat's information state, are refused)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="run folder (new or empty; default results/solve_<game>_<time>)")
     parser.add_argument("--quiet", action="store_true")

@@ -47,6 +47,13 @@ def test_watching_bots_plays_a_whole_game():
     assert out[-1].startswith("Game over. Ranking:")
 
 
+def test_search_bots_are_told_their_information_state_and_play_with_a_human():
+    # pimc cannot move without inform(): play() must hand it the seat's information state.
+    out = []
+    final = play("deadfall", 4, {0}, "pimc:worlds=2", seed=5, read=scripted(["0"] * 60), write=out.append)
+    assert final is not None and out[-1].startswith("Game over. Ranking:")
+
+
 @pytest.mark.parametrize(
     "args,message",
     [
