@@ -7,7 +7,8 @@
 A human sees only their own seat's view (``Engine.view``): their hand and the
 public table, never another hand. Type a move by its number in the list or by
 its name ("play 50", "shot player_2"); "help" says what can be typed, "rules"
-prints the game's rules, anything else gets a message and the question again.
+prints the game's rules ("rules full" the reference, docs/RULES.md's section),
+anything else gets a message and the question again.
 Ctrl-D, Ctrl-C or "quit" leaves with one line.
 
 Who is asked to decide can itself be a secret: in Not Your Ma's Jong only the
@@ -38,17 +39,38 @@ STEAL_NOTE = "  the others may steal it; their decisions are secret"
 RULES = Path(__file__).resolve().parents[1] / "docs" / "RULES.md"
 PROMPT = "{agent} (move number or name; help, rules, quit)> "
 HELP = ("Type a move's number from the list, or its name (such as {example!r}).\n"
-        "  help   this text\n  rules  the rules of {game}\n  quit   leave the game (also Ctrl-D or Ctrl-C)")
+        "  help        this text\n  rules       the rules of {game}\n"
+        "  rules full  the reference: the rules with every decision the original ones left open\n"
+        "  quit        leave the game (also Ctrl-D or Ctrl-C)")
 
 
 def rules_text(game: str) -> str:
     """The game's section of docs/RULES.md (in a checkout), else its env page: what the terminal's
-    ``rules`` command prints and the web page's rules dialog shows."""
+    ``rules full`` command prints and the web page's rules dialog offers below `rules_for_players`."""
     if RULES.is_file():
         for section in re.split(r"\n(?=## )", RULES.read_text(encoding="utf-8")):
             if section.startswith("## ") and f"`{game}`" in section.splitlines()[0]:
                 return section.strip().rstrip("-").strip()
     return (envs.module(game).__doc__ or "").strip()
+
+
+# What a player does not need from docs/RULES.md: its decision markers and its notes on what the
+# original write-ups said. The section itself stays the reference (`rules full`, and the dialog's fold).
+_SOURCE_NOTES = [
+    (re.compile(r"\s*\*\*\[D\]\*\*"), ""),  # a decision marker
+    (re.compile(r"\s*\([^()]*\b(?:the original|the published)\b[^()]*\)"), ""),  # (the original says ...)
+    (re.compile(r"The published [^;]*not found;\s*cardzoo names them"), "Their cards are"),
+    (re.compile(r"\bSeed examples\b"), "Examples"),
+]
+
+
+def rules_for_players(game: str) -> str:
+    """`rules_text` as a player reads it: the same rules, without the reference's decision markers
+    and notes on sources."""
+    text = rules_text(game)
+    for pattern, replacement in _SOURCE_NOTES:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def parse_humans(text: str, num_players: int) -> set[int]:
@@ -80,8 +102,8 @@ def ask(env, agent: str, legal: list[int], read: Callable[[str], str], write: Ca
             write(HELP.format(example=names[0], game=u.game.game_name))
             write("Your moves: " + "  ".join(f"[{i}] {name}" for i, name in enumerate(names)))
             continue
-        if answer.lower() == "rules":
-            write(rules_text(u.game.game_name))
+        if answer.lower() in ("rules", "rules full"):
+            write((rules_text if answer.lower() == "rules full" else rules_for_players)(u.game.game_name))
             write("Your moves: " + "  ".join(f"[{i}] {name}" for i, name in enumerate(names)))
             continue
         # isdecimal() is also true for digits of other scripts that int() rejects with

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import pytest
 
-from experiments.play import parse_humans, play
+import envs
+
+from experiments.play import RULES, parse_humans, play, rules_for_players, rules_text
 
 
 def scripted(answers):
@@ -72,8 +75,6 @@ def test_bad_arguments_get_one_line_and_exit_2(args, message):
 
 
 def test_secret_moves_of_bots_stay_secret_from_the_human():
-    import re
-
     out = []
     play("not_for_me", 4, {1}, "heuristic", seed=3, read=scripted(["0"] * 40), write=out.append)
     bot_lines = [line for line in out if re.match(r"player_[023]: ", line)]
@@ -144,8 +145,6 @@ def test_delay_seed_and_players_are_checked(args):
 
 
 def test_steal_decisions_are_never_named_by_seat():
-    import re
-
     out = []
     play("not_your_mas_jong", 4, {0}, "heuristic", seed=4, read=scripted(["0"] * 400), write=out.append)
     text = "\n".join(out)
@@ -160,7 +159,7 @@ def test_steal_decisions_are_never_named_by_seat():
 
 def test_help_and_rules_commands_and_the_prompt_names_quit():
     prompts, out = [], []
-    answers = iter(["help", "rules", "0"])
+    answers = iter(["help", "rules", "rules full", "0"])
 
     def read(prompt):
         prompts.append(prompt)
@@ -172,9 +171,24 @@ def test_help_and_rules_commands_and_the_prompt_names_quit():
     play("deadfall", 4, {0}, "random", seed=3, read=read, write=out.append)
     text = "\n".join(out)
     assert all("quit" in p and "help" in p and "rules" in p for p in prompts)
-    assert "rules  the rules of deadfall" in text and "quit   leave the game" in text
-    assert "## 2. Deadfall — `deadfall`" in text and "Door cards" in text  # its section of docs/RULES.md
+    assert "rules       the rules of deadfall" in text and "quit        leave the game" in text
+    assert text.count("## 2. Deadfall — `deadfall`") == 2 and "Door cards" in text  # its section of docs/RULES.md
+    assert text.count("**[D]**") == RULES.read_text().split("## 3.")[0].split("## 2.")[1].count("**[D]**") > 0  # full only
     assert "Not For Me" not in text  # only this game's section
     assert "is not one of your moves" not in text  # help and rules are commands, not bad moves
-    assert text.count("Your moves: ") == 4  # asked again after help and after rules, then the next turn
+    assert text.count("Your moves: ") == 5  # asked again after help and after each rules, then the next turn
     assert "player_0: play 2" in text
+
+
+@pytest.mark.parametrize("game", envs.GAMES)
+def test_the_players_rules_drop_the_references_markers_and_source_notes_and_nothing_else(game):
+    players, reference = rules_for_players(game), rules_text(game)
+    assert "[D]" in reference or "original" in reference  # there is something to drop
+    for note in ("[D]", "the original", "published", "Seed", "cardzoo"):
+        assert note not in players, note
+    assert not re.search(r"\s[.,;]|\S {2,}\S", players)  # no gap where a note was
+    # What is left is the reference's own words in its own order (the two renamings aside), and most of them.
+    words = re.findall(r"\w+", players.replace("Their cards are", "").replace("Examples", "Seed examples"))
+    ref = iter(re.findall(r"\w+", reference))
+    assert all(w in ref for w in words), "the players' rules say something the reference does not"
+    assert len(words) > 0.85 * len(re.findall(r"\w+", reference))

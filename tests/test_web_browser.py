@@ -421,8 +421,11 @@ def test_the_rules_dialog_is_formatted_and_opens_at_the_top(browser, site):
         pg.click("#rules-open")
         text = pg.inner_text("#rules-text")
         assert "**" not in text and "Deadfall" in text
+        assert "[D]" not in text and "full reference" in text  # how to play; the reference is folded below
         assert pg.locator("#rules-text h3").count() >= 1 and pg.locator("#rules-text strong").count() >= 1
         assert pg.locator("#rules-text li").count() >= 3
         assert pg.evaluate("document.querySelector('#rules').scrollTop") == 0
         assert pg.text_content("#rules-title") == "Rules: Deadfall"
+        pg.click("#rules-reference summary")
+        assert "[D]" in pg.inner_text("#rules-text")
         pg.click("#rules-close")

@@ -67,7 +67,7 @@ from urllib.parse import SplitResult, parse_qs
 
 from experiments import replay as replay_format
 from experiments.cli import ArgumentParser
-from experiments.play import rules_text  # the same section the terminal's 'rules' prints
+from experiments.play import rules_for_players, rules_text  # what the terminal's 'rules' and 'rules full' print
 from experiments.web.games import BOT_KINDS, Bots, OpenGames
 from experiments.web.http import LOOPBACK, GuardedHandler, allowed_hosts
 from experiments.web.replays import MAX_REPLAY_BYTES, ReplayFolder
@@ -94,7 +94,7 @@ def setup() -> dict:
         games.append({"game": g, "display": cls.display_name or g, "min_players": cls.min_players, "max_players": cls.max_players,
                       "default_players": cls.default_players, "presets": dict(cls.PRESET_PLAYERS),
                       "rule_options": options, "bots": bots,
-                      "rules": rules_text(g)})
+                      "rules": rules_for_players(g), "reference": rules_text(g)})
     return {"games": games, "bots": list(BOT_KINDS)}
 
 

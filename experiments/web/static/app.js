@@ -368,7 +368,11 @@ function markdownBlocks(md) {
 
 function setRules(game) {
   const g = state.setup && state.setup.games.find((x) => x.game === game);
-  $("rules-text").replaceChildren(...markdownBlocks(g ? g.rules : ""));
+  // How to play; below it, folded, the reference (docs/RULES.md) with every decision the original rules left open.
+  const reference = el("details", { id: "rules-reference" },
+    el("summary", { textContent: "The full reference (docs/RULES.md), with every decision the original rules left open" }),
+    ...markdownBlocks(g ? g.reference : ""));
+  $("rules-text").replaceChildren(...markdownBlocks(g ? g.rules : ""), ...(g ? [reference] : []));
   $("rules-title").textContent = g ? `Rules: ${displayName(game)}` : "Rules";
 }
 
