@@ -501,6 +501,14 @@ class CardGameEnv(AECEnv):
         a = self._check_action(action)
         return self.game.action_name(a, self._seat_of(agent))
 
+    def explain_action(self, action: int) -> str:
+        """What a legal move of the agent to act does now, in the game's words ("adds 9 to the running
+        total: 40 becomes 49"), told from what that agent may know. ValueError for a move not legal now."""
+        a = self._check_action(action)
+        if not self.game.legal_mask()[a]:
+            raise ValueError(f"action {a} ({self.game.action_name(a, self.game.current_player)}) is not legal now")
+        return self.game.explain_action(a, self.game.current_player)
+
     def action_from_name(self, name: str, agent: str | None = None) -> int:
         """Inverse of `action_name`."""
         return self.game.action_from_name(name, self._seat_of(agent))

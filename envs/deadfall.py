@@ -569,6 +569,18 @@ class Deadfall(Engine):
             return f"DEAD {action - A_DEAD + 1}"
         return f"play {action + 1}"
 
+    def explain_action(self, action: int, seat: int) -> str:
+        if action >= A_DEAD:
+            rank = action - A_DEAD + 1
+            target = dead_target(self.tops, seat, rank)
+            return (f"claim that no hand at the table, yours included, holds a {rank}, at player_{target}'s top card: "
+                    f"if right, player_{target} pays you {rank} chips and you take the pot ({self.pot}); "
+                    f"if wrong, you pay player_{target} {rank} chips and they take the pot")
+        if self.phase == DOOR:
+            return (f"place your {action + 1} as a door card, face down until every player has placed one: "
+                    f"the lowest door card starts (a tie for lowest adds another layer)")
+        return f"lay your {action + 1} face up on your stack, where it becomes your top card"
+
     def public_action_name(self, action: int, seat: int) -> str:
         # A door card stays face down until the whole layer is revealed.
         if self.phase == DOOR:

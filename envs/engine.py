@@ -252,6 +252,12 @@ class Engine(Chance, History):
         """The action's name for people; every game names its own (this is the fallback)."""
         return f"action {action}"
 
+    def explain_action(self, action: int, seat: int) -> str:
+        """What the action does now, in the game's words, for `seat` choosing it (the web page's
+        tooltip): told from what `seat` may know, never from another hand. Every game explains
+        its own; this fallback is the name."""
+        return self.action_name(action, seat)
+
     def public_action_name(self, action: int, seat: int) -> str:
         """How `seat`'s action looks to everyone else (secret parts left out).
 

@@ -372,6 +372,20 @@ class Neu(Engine):
         kind = ACTION_KIND[action]
         return f"play {KIND_NAMES[kind]}" if kind <= CARD_101 else KIND_NAMES[kind]
 
+    def explain_action(self, action: int, seat: int) -> str:
+        if action >= A_SHOT:
+            target = self.action_name(action, seat).split()[1]
+            return f"the total stays at {self.total}; {target} plays next, and play goes on from them"
+        kind = ACTION_KIND[action]
+        if kind < CARD_101:
+            value = NUMBER_VALUES[kind]
+            verb = f"adds {value} to" if value > 0 else f"takes {-value} from"
+            return f"{verb} the running total: {self.total} becomes {self.total + value} (it may never go over 101)"
+        return {CARD_101: f"sets the running total to 101 (from {self.total})",
+                PASS: f"the total stays at {self.total}; the next player plays",
+                TURN: f"the total stays at {self.total}; the direction of play reverses",
+                DOUBLE: f"the total stays at {self.total}; the next player must make two plays"}[kind]
+
     def hand_names(self, seat: int) -> list[str]:
         return [KIND_NAMES[k] for k in range(NUM_KINDS) for _ in range(self.hands[seat][k])]
 

@@ -624,6 +624,30 @@ class NotForMe(Engine):
             action - L.accept
         ]
 
+    def explain_action(self, action: int, seat: int) -> str:
+        L = self.layout
+        if action < L.for_you:
+            if self.field_count == 0:
+                return "lead with these cards onto the empty field: any number and count"
+            field = f"{self.field_count} × {'7' if self.field_number == WILDS_ONLY else self.field_number}"
+            return f"play onto the field ({field}): the same count with a higher number, or more cards with a lower one"
+        if action < L.accept:
+            v, r = divmod(action - L.for_you, self.num_players - 1)
+            who, size = f"player_{(seat + r + 1) % self.num_players}", self.hands[seat][v]
+            return (f"For You: hand {who} all your {v + 1}s ({size} card{'s' if size != 1 else ''}), face down; "
+                    f"they accept them, or say Not For Me and you draw {size} card{'s' if size != 1 else ''}")
+        k = action - L.accept
+        offer = f"{self.offer_size} card{'s' if self.offer_size != 1 else ''}"
+        if k == 0:
+            return f"take player_{self.giver}'s {offer} into your hand"
+        if k == 1:
+            return f"refuse: the {offer} go back to player_{self.giver}, who then draws {self.offer_size}"
+        if k < 5:
+            return f"take the face-up {KIND_NAMES[self.supply[k - 2]]} from the supply (the draw pile refills it)"
+        if k == 5:
+            return "take the top card of the draw pile, unseen"
+        return "pass: you have no legal play and no number card to offer"
+
     def public_action_name(self, action: int, seat: int) -> str:
         # The number inside a For You offer is secret: others see only how many cards.
         L = self.layout

@@ -699,6 +699,19 @@ class NotYourMasJong(Engine):
             return f"discard {CARD_NAMES[action]}"
         return STEAL_NAMES[action - A_PASS]
 
+    def explain_action(self, action: int, seat: int) -> str:
+        if action < NUM_TYPES:
+            return f"discard {CARD_NAMES[action]}; every other player may then steal it"
+        card = CARD_NAMES[self.current_discard]
+        if action == A_PASS:
+            return f"let player_{self.discarder}'s {card} go"
+        if action == A_STEAL_WIN:
+            return f"steal player_{self.discarder}'s {card} to complete your winning hand: you win the round"
+        shape = {A_STEAL_IDENTICAL: "three of a kind", A_STEAL_LOWEST: "a sequence, as its lowest card",
+                 A_STEAL_MIDDLE: "a sequence, as its middle card", A_STEAL_HIGHEST: "a sequence, as its highest card"}[action]
+        return (f"steal player_{self.discarder}'s {card} to lock a set with two of your cards ({shape}); "
+                f"you then discard, and the players between you and player_{self.discarder} are skipped")
+
     def public_action_name(self, action: int, seat: int) -> str:
         # RULES.md [D]: steal decisions are made without seeing the others'; the
         # outcome shows when the steal is resolved (a locked set, a win, or the next draw).

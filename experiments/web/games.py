@@ -130,7 +130,8 @@ class LiveGame:
     def answer(self, gid: str, frames: list[dict]) -> dict:
         e = self.engine
         acting = not e.game_over and e.current_player == self.human
-        legal = [{"action": int(a), "name": e.action_name(int(a), self.human)} for a in np.flatnonzero(e.legal_mask())] if acting else []
+        legal = [{"action": int(a), "name": e.action_name(int(a), self.human), "why": e.explain_action(int(a), self.human)}
+                 for a in np.flatnonzero(e.legal_mask())] if acting else []
         out = {
             "id": gid,
             "game": self.game,

@@ -538,7 +538,7 @@ function showLegal() {
   const why = el("p", { id: "move-why", className: "why-text hidden" });
   why.setAttribute("role", "status");
   for (const m of state.legal) {
-    const text = explain(state.game.game, m.name);
+    const text = m.why ? `${m.name}: ${m.why}` : m.name;  // the engine's explain_action
     const b = el("button", { type: "button", textContent: m.name, title: text });
     b.dataset.action = String(m.action);
     b.addEventListener("click", () => act(m.action));
@@ -589,41 +589,6 @@ function playAgain() {
   if (!g) return;
   const body = { ...(state.lastBody || { game: g.game, players: g.players, human: g.human, bots: g.agents.find((a) => a !== "you") }), seed: g.seed };
   startGame(null, body);
-}
-
-// -- move explanations ---------------------------------------------------------------------------
-// What a move does, in the game's words (docs/RULES.md), shown as the button's tooltip and on a
-// tap of the "?" beside it.
-const EXPLAIN = {
-  neu: [
-    [/^play -10$/, "lowers the running total by 10"], [/^play -1$/, "lowers the running total by 1"],
-    [/^play 101$/, "sets the running total to 101"], [/^play (\d+)$/, "adds $1 to the running total; a player who cannot stay at or under 101 loses the round and pays a chip"],
-    [/^pass$/, "adds nothing; the next player plays"], [/^turn$/, "adds nothing and reverses the direction of play"],
-    [/^shot (player_\d+)$/, "adds nothing; $1 plays next"], [/^double$/, "adds nothing; the next player plays twice"],
-  ],
-  deadfall: [
-    [/^play (\d+)$/, "lay your $1 face up on your stack (as a door card: face down until the layer is complete)"],
-    [/^DEAD (\d+)$/, "claim no hand at the table holds a $1: right, the target pays you $1 chips and you take the pot; wrong, you pay the target"],
-  ],
-  not_for_me: [
-    [/^play (.+)$/, "play $1 onto the field: the same count with a higher number, or more cards with a lower number"],
-    [/^for you (\d+)s to (player_\d+)$/, "For You: hand $2 all your $1s face down; they accept them or say not for me"],
-    [/^accept$/, "take the offered cards into your hand"], [/^not for me$/, "refuse the offer: the giver takes the cards back and must play"],
-    [/^draw (.+)$/, "draw a card from the $1"],
-  ],
-  not_your_mas_jong: [
-    [/^discard (.+)$/, "discard $1; the other players may steal it"],
-    [/^steal (.+)$/, "take the discard to complete a set ($1) with two of your cards; you discard next"],
-    [/^pass$/, "let the discard go"],
-  ],
-};
-
-function explain(game, name) {
-  for (const [pattern, text] of EXPLAIN[game] || []) {
-    const m = name.match(pattern);
-    if (m) return `${name}: ${text.replaceAll("$1", m[1] || "").replaceAll("$2", m[2] || "")}`;
-  }
-  return name;
 }
 
 // -- wiring ---------------------------------------------------------------------------------------
