@@ -210,6 +210,14 @@ def visible_in_viewport(pg, selector):
     return box is not None and box["width"] > 0 and box["x"] >= 0 and box["x"] + box["width"] <= width + 1
 
 
+def on_screen(pg, selector):
+    """The element's box lies wholly inside the viewport, as the page is scrolled now."""
+    box = pg.locator(selector).first.bounding_box()
+    size = pg.viewport_size
+    return (box is not None and box["width"] > 0 and box["x"] >= 0 and box["y"] >= 0
+            and box["x"] + box["width"] <= size["width"] + 1 and box["y"] + box["height"] <= size["height"] + 1)
+
+
 @pytest.mark.parametrize("width", [390, 1280])
 @pytest.mark.parametrize("game", GAMES)
 def test_play_each_game_by_clicking_with_a_reload(browser, site, shots, game, width):
@@ -239,6 +247,12 @@ def test_play_each_game_by_clicking_with_a_reload(browser, site, shots, game, wi
                 lone_passes += 1
             if clicks < 2 or clicks == 4:  # the table and the move buttons are on screen at this width
                 assert visible_in_viewport(pg, "#legal button") and visible_in_viewport(pg, "#view")
+                if width == 390:  # a phone: the hand and the moves at once, however many moves (a band of their own)
+                    assert on_screen(pg, "#hands .hand.mine, #hands") and on_screen(pg, "#legal button"), clicks
+                    # The New-game form is folded during the game, below the move log, which follows the board.
+                    assert not pg.evaluate("document.querySelector('#p-fold').open")
+                    top = {k: pg.locator(k).bounding_box()["y"] for k in ("#view", "#log", "#play-side")}
+                    assert top["#view"] < top["#log"] < top["#play-side"], top
                 assert pg.locator("#legal button").first.get_attribute("title")
             pg.click(f"#legal button >> nth={clicks % len(names)}")
             clicks += 1
@@ -247,6 +261,7 @@ def test_play_each_game_by_clicking_with_a_reload(browser, site, shots, game, wi
         assert lone_passes == 0, "a lone pass was offered with auto-pass on"
         assert pg.locator("#result tr").count() >= 3 and pg.locator("#result tr.you").count() == 1
         assert "The game is over" in pg.inner_text("#result")
+        assert pg.evaluate("document.querySelector('#p-fold').open")  # the form is back for the next game
         # the round results are in the log, the last round's hands revealed
         assert pg.locator("#moves .round").count() >= 1
         assert pg.locator("#reveal .hand").count() == pg.locator("#result tr").count() - 1
@@ -393,7 +408,7 @@ def test_stepping_and_playing_keep_the_board_in_view(browser, site, width):
         # play: a move keeps the board where it was
         start(pg, url, "not_your_mas_jong", seed=3)
         pg.wait_for_selector("#legal button")
-        assert pg.locator("#p-game option[value=not_your_mas_jong]").inner_text() == "Not Your Ma's Jong"
+        assert pg.locator("#p-game option[value=not_your_mas_jong]").text_content() == "Not Your Ma's Jong"  # (folded away now)
         # each suited card carries its suit's letter, not its colour alone
         suits = pg.evaluate("[...document.querySelectorAll('#hands .hand.mine .card')].map(c => "
                             "[c.title.split(' ')[0], getComputedStyle(c, '::before').content])")

@@ -475,6 +475,8 @@ function beginGame(data, instant) {
   clearTable();
   setHash({ play: data.id });
   setRules(data.game);
+  // On a narrow screen the New-game form folds away while a game is on (it opens again at the end).
+  $("p-fold").open = !(matchMedia("(max-width: 900px)").matches && !data.over);
   $("info").textContent = `${displayName(data.game)} · ${data.players} players · you are player_${data.human}; bots: ${data.agents.filter((a) => a !== "you").join(", ")}`;
   receive(data, instant);
 }
@@ -531,6 +533,7 @@ function showLegal() {
   const last = state.shown[state.shown.length - 1];
   if (last && last.over) {
     box.append(el("span", { className: "note", textContent: `Game over (seed ${state.game.seed}).` }));
+    $("p-fold").open = true;
     $("after-game").classList.remove("hidden");
     return;
   }
