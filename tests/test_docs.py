@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -221,18 +222,84 @@ def test_tutorials_install_and_link_from_the_project_urls():
     import tomllib
 
     urls = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
-    field = f'CARDZOO_GIT = "git+{urls["Repository"]}"  # @param {{type:"string"}}'
+    field = f'CARDZOO_SOURCE = "git+{urls["Repository"]}"  # @param {{type:"string"}}'
     for path in TUTORIALS:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         assert field in "".join(cells[0]["source"]).splitlines(), path.name
         text = "".join("".join(c["source"]) for c in cells)
         links = re.findall(r"\]\(([^)\s]+)\)", text)
         assert not [t for t in links if t.startswith("../")], path.name
+        if ".invalid/" in urls["Documentation"] and urls["Documentation"] in text:  # said plainly, up front
+            assert "placeholder" in "".join(cells[1]["source"]), path.name
         for target in links:
             if target.startswith("http") and "cardzoo" in target:
                 assert target.startswith(urls["Documentation"]), (path.name, target)
                 page = target[len(urls["Documentation"]):].split("#")[0]
                 assert (ROOT / "docs" / page.replace(".html", ".md")).is_file(), (path.name, target)
+
+
+def _install_cell(tmp_path, monkeypatch, source=None, files=()):
+    """Run the tutorials' install cell as on a machine without cardzoo (with torch), in `tmp_path`
+    holding `files`, with CARDZOO_SOURCE set to `source`: the pip commands it runs and what it prints."""
+    import contextlib
+    import importlib.util
+    import io
+    import json
+    import subprocess
+
+    cell = "".join(json.loads(TUTORIALS[0].read_text(encoding="utf-8"))["cells"][0]["source"])
+    monkeypatch.chdir(tmp_path)
+    for name in files:
+        (tmp_path / name).write_bytes(b"")
+    if source is None:
+        monkeypatch.delenv("CARDZOO_SOURCE", raising=False)
+    else:
+        monkeypatch.setenv("CARDZOO_SOURCE", source)
+    real_find_spec, calls, out = importlib.util.find_spec, [], io.StringIO()
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "envs" else real_find_spec(name, *a))
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: calls.append(cmd[5:]))  # after python -m pip install -q
+    with contextlib.redirect_stdout(out):
+        exec(compile(cell, "install cell", "exec"), {})
+    return calls, out.getvalue()
+
+
+def test_the_install_cell_takes_an_uploaded_wheel_a_wheel_url_or_a_pip_url(tmp_path, monkeypatch):
+    wheel = "cardzoo-0.6.0-py3-none-any.whl"
+    calls, out = _install_cell(tmp_path, monkeypatch, files=[wheel, "other-1.0-py3-none-any.whl"])
+    assert calls == [[wheel]] and out == f"installed cardzoo from {wheel}\n"  # found without setting anything
+    url = f"https://example.org/files/{wheel}"
+    assert _install_cell(tmp_path, monkeypatch, source=url)[0] == [[url]]
+    drive = f"/content/drive/MyDrive/{wheel}"
+    assert _install_cell(tmp_path, monkeypatch, source=drive)[0] == [[drive]]
+    git = "git+https://example.org/cardzoo.git"
+    assert _install_cell(tmp_path, monkeypatch, source=git)[0] == [[f"cardzoo @ {git}"]]
+
+
+def test_the_install_cell_says_what_to_do_when_it_has_only_the_placeholder(tmp_path, monkeypatch):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit, match="upload its wheel .cardzoo-\\*.whl. to this folder, or set CARDZOO_SOURCE"):
+        _install_cell(tmp_path / "empty", monkeypatch)
+
+
+def test_the_wheel_a_teacher_builds_holds_what_the_tutorials_use(tmp_path):
+    # docs/tutorials/index.md: a course on Colab without a public repository runs from this wheel.
+    import shutil
+    import subprocess
+    import zipfile
+
+    source = tmp_path / "source"  # a copy: building writes build/ and *.egg-info beside the sources
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    for package in ("envs", "agents", "train", "experiments"):
+        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                           str(source), "-w", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = zipfile.ZipFile(next(tmp_path.glob("cardzoo-*.whl"))).namelist()
+    for needed in ("envs/neu_v0.py", "agents/checkpoints/neu_4p.pt", "experiments/solve.py", "train/ppo.py",
+                   "experiments/web/static/index.html"):
+        assert needed in names, needed
 
 
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem)
