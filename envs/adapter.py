@@ -519,15 +519,18 @@ class CardGameEnv(AECEnv):
 
     def render(self) -> str | np.ndarray | None:
         """The table as the spectator sees it: text ("ansi"), printed ("human") or a picture ("rgb_array")."""
-        return rendered(self.render_mode, self._has_reset, self.game.render, f"{self.metadata['name']}: the table (spectator)")
+        return rendered(self.render_mode, self._has_reset, self.game.render, f"{self.metadata['name']}: the table (spectator)",
+                        engine=self.game)
 
     def close(self) -> None:
         pass
 
 
-def rendered(render_mode: str | None, has_reset: bool, text: Callable[[], str], title: str = "") -> str | np.ndarray | None:
-    """What ``render()`` gives in `render_mode`: the text for "ansi", printed for "human", its
-    picture (`envs.picture`, an RGB uint8 array) for "rgb_array"."""
+def rendered(render_mode: str | None, has_reset: bool, text: Callable[[], str], title: str = "",
+             engine: Any = None, viewer: int | None = None) -> str | np.ndarray | None:
+    """What ``render()`` gives in `render_mode`: the text for "ansi", printed for "human", a
+    picture (an RGB uint8 array) for "rgb_array": `engine`'s table as `viewer` sees it (None: the
+    spectator; `envs.picture.table`), or the text's picture where no engine is given."""
     if render_mode is None:
         warnings.warn("render() called with render_mode=None; pass render_mode='ansi', 'human' or 'rgb_array'", stacklevel=3)
         return None
@@ -537,9 +540,9 @@ def rendered(render_mode: str | None, has_reset: bool, text: Callable[[], str], 
         print(text())
         return None
     if render_mode == "rgb_array":
-        from envs.picture import picture
+        from envs.picture import picture, table
 
-        return picture(text(), title)
+        return table(engine, viewer, title) if engine is not None else picture(text(), title)
     return text()
 
 

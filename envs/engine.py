@@ -252,6 +252,14 @@ class Engine(Chance, History):
         """The action's name for people; every game names its own (this is the fallback)."""
         return f"action {action}"
 
+    def hand_cards(self, seat: int) -> list[str]:
+        """`seat`'s hand as a list of card names ("Red 3", "-10", "W"), from the game's `hand_names`
+        (a list or one string). Only for a view that may see that hand; its length is public."""
+        names = self.hand_names(seat)
+        if isinstance(names, str):  # one string: cards apart by spaces, "-" for an empty hand
+            return [c for c in names.split() if c != "-"]
+        return [str(c) for c in names]
+
     def explain_action(self, action: int, seat: int) -> str:
         """What the action does now, in the game's words, for `seat` choosing it (the web page's
         tooltip): told from what `seat` may know, never from another hand. Every game explains

@@ -1,11 +1,17 @@
 """The ``rgb_array`` render mode: a picture of one view of the table, drawn with Pillow.
 
-The picture is drawn from the same text that ``render_mode="ansi"`` gives for that view
-(the AEC and parallel envs: the spectator's table; the single-agent env and its gym ids:
-the seat's own ``Engine.view``), so it shows exactly what that text shows and nothing a
-seat may not see. Every picture of an env has the same size (WIDTH x HEIGHT, a multiple of
-16 so that video encoders take it unscaled): long lines wrap, and lines past the last row
-end in "…". Dark text on a light table, so it reads without colour.
+`table` draws the seats, one row each, with every hand as cards: face up for the seat whose
+view it is (every hand for the spectator: the AEC and parallel envs), backs for the others,
+as many as they hold (a public count). The seat's score and, for the viewer, a highlight
+band mark each row. Below the rows is the text that ``render_mode="ansi"`` gives for the
+same view (the single-agent env and its gym ids: the seat's own ``Engine.view``; the
+spectator: ``Engine.render``), with the piles, offers, discards and the running total. So a
+picture shows nothing that text does not, and nothing a seat may not see.
+
+Every picture of an env has the same size (WIDTH x HEIGHT, a multiple of 16 so that video
+encoders take it unscaled): long lines wrap, lines past the last row end in "…", and a
+hand too long for its row overlaps its cards. Cards name their value in dark text (suited
+ones also carry the suit's letter), so the picture reads without colour.
 """
 
 from __future__ import annotations
@@ -42,18 +48,123 @@ def lines_of(text: str) -> list[str]:
     return out
 
 
-def picture(text: str, title: str) -> np.ndarray:
-    """A WIDTH x HEIGHT RGB picture (uint8, shape (HEIGHT, WIDTH, 3)) of `text` under `title`."""
+def _canvas(title: str):
     from PIL import Image, ImageDraw
 
     img = Image.new("RGB", (WIDTH, HEIGHT), (236, 242, 230))
     draw = ImageDraw.Draw(img)
-    font = _font()
     draw.rectangle([0, 0, WIDTH - 1, MARGIN + LINE_H], fill=(40, 70, 50))
-    draw.text((MARGIN, MARGIN // 2), title[:COLUMNS], fill=(255, 255, 255), font=font)
+    draw.text((MARGIN, MARGIN // 2), title[:COLUMNS], fill=(255, 255, 255), font=_font())
+    return img, draw
+
+
+def picture(text: str, title: str) -> np.ndarray:
+    """A WIDTH x HEIGHT RGB picture (uint8, shape (HEIGHT, WIDTH, 3)) of `text` under `title`."""
+    img, draw = _canvas(title)
+    font = _font()
     y = MARGIN + LINE_H + 6
     for line in lines_of(text):
         draw.text((MARGIN, y), line, fill=(20, 20, 20), font=font)
+        y += LINE_H
+    draw.rectangle([0, 0, WIDTH - 1, HEIGHT - 1], outline=(40, 70, 50), width=2)
+    return np.asarray(img, dtype=np.uint8).copy()
+
+
+# -- the table ------------------------------------------------------------------------------
+SUITS = {"Red": (198, 40, 40), "Blue": (21, 101, 192), "Green": (46, 125, 50), "Yellow": (150, 110, 0)}
+LABEL_W = 150  # the seat labels' column
+BACK = (52, 78, 130)
+
+
+@lru_cache(maxsize=4)
+def _bold(size: int):
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf", size)
+    except OSError:
+        return ImageFont.load_default(size)
+
+
+def card_face(name: str) -> tuple[str, str, tuple[int, int, int], bool]:
+    """How a card name ("Red 3", "-10", "W", "double", "Autumn") is drawn: its value, its suit's
+    letter ("" for none), the ink, and whether it is a dark (action or special) card."""
+    words = name.split(" ")
+    if len(words) == 2 and words[0] in SUITS:
+        return words[1], words[0][0], SUITS[words[0]], False
+    if name.lstrip("-").isdigit():
+        return name, "", (20, 20, 20), False
+    return name, "", (255, 255, 255), True
+
+
+def _card(draw, x: int, y: int, h: int, name: str | None) -> int:
+    """One card at (x, y), `h` high: its face, or its back for None. Returns its width."""
+    if name is None:
+        w = int(h * 0.7)
+        draw.rounded_rectangle([x, y, x + w, y + h], radius=4, fill=BACK, outline=(230, 230, 240))
+        draw.rounded_rectangle([x + 4, y + 4, x + w - 4, y + h - 4], radius=2, outline=(150, 170, 210))
+        return w
+    value, suit, ink, dark = card_face(name)
+    font = _bold(max(10, h // 3) if len(value) < 4 else max(9, h // 4))
+    text_w = int(draw.textlength(value, font=font))
+    w = max(int(h * 0.7), text_w + 8)
+    draw.rounded_rectangle([x, y, x + w, y + h], radius=4, fill=(45, 51, 59) if dark else (255, 255, 255),
+                           outline=ink if suit else (120, 130, 140), width=2 if suit else 1)
+    draw.text((x + (w - text_w) // 2, y + h // 2 - font.size // 2 - 1), value, fill=ink, font=font)
+    if suit:
+        draw.text((x + 3, y + 1), suit, fill=ink, font=_bold(max(8, h // 5)))
+    return w
+
+
+def _hand(draw, x: int, y: int, h: int, cards: list, right: int) -> None:
+    """A row of cards from x, overlapped as much as needed to end before `right`."""
+    from PIL import Image, ImageDraw
+
+    if not cards:
+        draw.text((x, y + h // 2 - 8), "no cards", fill=(93, 104, 117), font=_font())
+        return
+    # Draw the row once on a scratch strip to learn each card's width, then place them.
+    scratch = ImageDraw.Draw(Image.new("RGB", (8, 8)))
+    widths = [_card(scratch, 0, 0, h, c) for c in cards]
+    gap = 4
+    room = right - x - widths[-1]
+    step = [w + gap for w in widths[:-1]]
+    if sum(step) > room:  # overlap: every card keeps the same share of the room
+        step = [room / len(step)] * len(step)
+    at = float(x)
+    for c, s in zip(cards, step + [0]):
+        _card(draw, int(at), y, h, c)
+        at += s
+
+
+def table(engine, viewer: int | None, title: str) -> np.ndarray:
+    """A WIDTH x HEIGHT RGB picture (uint8, shape (HEIGHT, WIDTH, 3)) of the table as `viewer`
+    sees it (None: the spectator, who sees every hand)."""
+    img, draw = _canvas(title)
+    n = engine.num_players
+    top = MARGIN + LINE_H + 6
+    row_h = max(26, min(50, int(HEIGHT * 0.5) // n))
+    card_h = row_h - 8
+    for s in range(n):
+        y = top + s * row_h
+        if s == viewer:
+            draw.rectangle([4, y - 2, WIDTH - 5, y + row_h - 3], fill=(255, 244, 204))
+        seen = viewer is None or viewer == s
+        cards = engine.hand_cards(s)  # its length is public; its names only where `seen`
+        label = f"player_{s}" + (" (you)" if s == viewer else "")
+        draw.text((MARGIN, y + 2), label, fill=(20, 20, 20), font=_bold(13))
+        draw.text((MARGIN, y + 18), f"score {engine.scores[s]}", fill=(70, 80, 90), font=_font())
+        _hand(draw, LABEL_W, y + 2, card_h, cards if seen else [None] * len(cards), WIDTH - MARGIN)
+    y = top + n * row_h + 2
+    draw.line([MARGIN, y, WIDTH - MARGIN, y], fill=(160, 175, 160), width=1)
+    y += 6
+    text = engine.render() if viewer is None else engine.view(viewer)
+    rows = max(1, (HEIGHT - MARGIN - y) // LINE_H)
+    lines = lines_of(text)
+    if len(lines) > rows:
+        lines = lines[:rows - 1] + [lines[rows - 1][:COLUMNS - 1] + "…"]
+    for line in lines:
+        draw.text((MARGIN, y), line, fill=(20, 20, 20), font=_font())
         y += LINE_H
     draw.rectangle([0, 0, WIDTH - 1, HEIGHT - 1], outline=(40, 70, 50), width=2)
     return np.asarray(img, dtype=np.uint8).copy()

@@ -1,5 +1,5 @@
-"""render_mode="rgb_array" in every env form: one fixed-size picture of the view, nothing a
-seat may not see (the redeal test, as for "ansi"), and the libraries that ask for pictures
+"""render_mode="rgb_array" in every env form: one fixed-size picture of the view (the seats'
+hands as cards, the view's text below), nothing a seat may not see (the redeal test, as for "ansi"), and the libraries that ask for pictures
 (SB3's make_vec_env, gymnasium's RecordVideo, SB3's VecVideoRecorder) work with it."""
 
 from __future__ import annotations
@@ -34,7 +34,10 @@ def test_aec_and_parallel_draw_the_spectator_table(game):
     aec.reset(seed=3)
     img = aec.render()
     assert _is_picture(img)
-    assert np.array_equal(img, picture.picture(aec.unwrapped.game.render(), f"{game}_v0: the table (spectator)"))
+    engine = aec.unwrapped.game
+    assert np.array_equal(img, picture.table(engine, None, f"{game}_v0: the table (spectator)"))
+    # every hand face up: no card back anywhere
+    assert not (img == picture.BACK).all(axis=2).any()
     _play_aec(aec, 12)
     par = envs.module(game).parallel_env(render_mode="rgb_array")
     obs, _ = par.reset(seed=3)
@@ -54,9 +57,11 @@ def test_seat_picture_shows_nothing_the_seat_cannot_see(game):
     img = env.render()
     engine = env.aec.game
     assert _is_picture(img)
-    assert np.array_equal(img, picture.picture(engine.view(1), f"{game}: player_1's view"))
-    # The spectator's table (every hand) draws a different picture: the test can see a leak.
-    assert not np.array_equal(img, picture.picture(engine.render(), f"{game}: player_1's view"))
+    assert np.array_equal(img, picture.table(engine, 1, f"{game}: player_1's view"))
+    # The others' hands are card backs, as many as they hold (the spectator's table, every hand
+    # face up, draws a different picture: the test can see a leak).
+    assert (img == picture.BACK).all(axis=2).any()
+    assert not np.array_equal(img, picture.table(engine, None, f"{game}: player_1's view"))
     for k in range(3):  # redealing every card seat 1 cannot see leaves its picture unchanged
         engine.shuffle_hidden(1, np.random.default_rng(k))
         assert np.array_equal(env.render(), img)
@@ -69,6 +74,38 @@ def test_a_leaking_view_fails_the_redeal_check(monkeypatch):
     img = env.render()
     env.aec.game.shuffle_hidden(1, np.random.default_rng(0))
     assert not np.array_equal(env.render(), img)
+
+
+def test_hands_drawn_face_up_for_the_wrong_seat_fail_the_redeal_check(monkeypatch):
+    env = make_single_agent("not_your_mas_jong", seat=1, opponents="random", render_mode="rgb_array")
+    env.reset(seed=2)
+    honest = env.render()
+    drawn = picture.table
+    monkeypatch.setattr(picture, "table", lambda engine, viewer, title: drawn(engine, None, title))  # planted leak
+    img = env.render()
+    assert not np.array_equal(img, honest)
+    env.aec.game.shuffle_hidden(1, np.random.default_rng(0))
+    assert not np.array_equal(env.render(), img)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_seats_own_cards_are_drawn(game):
+    # Another deal of the seat's own hand changes the picture from the seat's own row of cards down.
+    env = make_single_agent(game, seat=0, opponents="random", render_mode="rgb_array")
+    env.reset(seed=5)
+    engine = env.aec.game
+    before = env.render()
+    cards = engine.hand_cards(0)
+    for k in range(20):
+        engine.shuffle_hidden(1, np.random.default_rng(k))  # seat 1's hidden cards: seat 0's hand among them
+        if engine.hand_cards(0) != cards:
+            break
+    else:
+        pytest.skip("no redeal changed the hand")
+    rows = np.flatnonzero((env.render() != before).any(axis=(1, 2)))
+    top = picture.MARGIN + picture.LINE_H + 6
+    row_h = max(26, min(50, int(picture.HEIGHT * 0.5) // engine.num_players))
+    assert rows.size and rows.min() >= top - 2 and rows.min() < top + row_h  # seat 0's row changed
 
 
 def test_long_text_wraps_and_clips_to_the_fixed_size():

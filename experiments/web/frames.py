@@ -91,9 +91,8 @@ def replay_frames(rep: replay_format.Replay, view: int | str) -> list[dict]:
 
 
 def hand_cards(engine, seat: int) -> list[str]:
-    """A seat's hand as a list of card names (the engines' `hand_names` give a list or one string)."""
-    names = engine.hand_names(seat)
-    return names.split() if isinstance(names, str) else [str(c) for c in names]
+    """A seat's hand as a list of card names (`Engine.hand_cards`)."""
+    return engine.hand_cards(seat)
 
 
 def round_result(engine, event, hands: list[list[str]] | None) -> dict:
