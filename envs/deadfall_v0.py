@@ -55,6 +55,8 @@ During the door phase only `play v` is offered. A player with an empty hand
 (possible in the play phase) is offered only DEAD; DEAD is always available
 in the play phase because every player has a door card on the table. A DEAD
 call on a value the caller holds is legal (and always wrong).
+`env.unwrapped.explain_action(a)` says what a legal move does now (who a DEAD call points at,
+what it wins or costs).
 
 ## Observation (seat-relative: "seat r" is r seats clockwise from the observer)
 | index                    | meaning                                                            |

@@ -69,7 +69,8 @@ plays) loses the round.
 
 Action names depend on the acting seat ("shot player_2");
 `env.unwrapped.action_name(a)` and `env.unwrapped.action_from_name("shot player_2")`
-translate for the agent to act.
+translate for the agent to act; `env.unwrapped.explain_action(a)` says what a legal move does
+now ("adds 9 to the running total: 40 becomes 49 ...").
 
 ## Observation (seat-relative: "seat r" is r seats clockwise from the observer)
 | index                  | meaning                                                  |

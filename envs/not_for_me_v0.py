@@ -53,7 +53,7 @@ clockwise from the actor.
 `envs.not_for_me.ActionLayout.for_players(n)` computes these indices.
 Action names depend on the acting seat ("for you 4s to player_2");
 `env.unwrapped.action_name(a)` and `env.unwrapped.action_from_name(name)`
-translate for the agent to act.
+translate for the agent to act; `env.unwrapped.explain_action(a)` says what a legal move does now.
 
 ## Observation (seat-relative: "seat r" is r seats clockwise from the observer)
 | index              | meaning                                                              |

@@ -48,7 +48,8 @@ Names are case-insensitive; `Seasons 2` / `Emotions 4` name a card by rank.
 | 29      | `steal as middle`              | 2 ≤ rank ≤ 4 and the hand holds rank−1 and rank+1   |
 | 30      | `steal as highest`             | rank ≥ 3 and the hand holds rank−2 and rank−1       |
 (28–30: same suit as the discard.) Names do not depend on the seat;
-`env.unwrapped.action_name(a)` / `action_from_name("discard Red 3")` translate.
+`env.unwrapped.action_name(a)` / `action_from_name("discard Red 3")` translate, and
+`env.unwrapped.explain_action(a)` says what a legal move does now.
 
 ## Turn order and steal decisions
 In the *discard phase* the player to act discards. Then the other players
