@@ -29,7 +29,8 @@ An engine is a plain object:
   step and keeps a readable copy in ``env.last_event``. ``event_sentence(details)``
   says what an event's facts mean in one sentence in the game's words (the web page's
   round results).
-* ``action_name(action, seat)`` / ``action_from_name(name, seat)`` translate.
+* ``action_name(action, seat)`` / ``action_from_name(name, seat)`` translate;
+  ``explain_action(action, seat)`` says what a move does now, ``hand_cards(seat)`` lists a hand.
 * ``render()`` returns the whole table as text (a spectator's view);
   ``view(seat)`` what one seat may see (lists as plain words, `plain_words`);
   ``ranks()`` the final ranks.
@@ -86,9 +87,8 @@ class ScoreEvent(NamedTuple):
 
 
 def plain_copy(value: Any) -> Any:
-    """A deep copy of plain state (numbers, strings, None, lists and tuples of them, numpy
-    arrays), several times faster than ``copy.deepcopy`` there (search copies a game state
-    for every world it samples); anything else goes to ``copy.deepcopy``."""
+    """A deep copy of plain state (numbers, strings, None, lists, tuples, numpy arrays), several times
+    faster than ``copy.deepcopy`` (search copies a state per world); anything else: deepcopy."""
     kind = type(value)
     if kind is int or kind is bool or kind is float or kind is str or value is None:
         return value
@@ -102,10 +102,8 @@ def plain_copy(value: Any) -> Any:
 
 
 def zero_sum_rewards(event: ScoreEvent) -> list[float]:
-    """Each taking part gets its own change minus the mean change of those taking part.
-
-    RULES.md [D]: rewards sum to zero at every event; seats not in the game get 0.
-    """
+    """Each taking part gets its own change minus the mean change of those taking part (RULES.md
+    [D]: rewards sum to zero at every event; seats not in the game get 0)."""
     taking_part = [d for d, p in zip(event.deltas, event.players) if p]
     mean = sum(taking_part) / len(taking_part) if taking_part else 0.0
     return [float(d - mean) if p else 0.0 for d, p in zip(event.deltas, event.players)]
@@ -253,17 +251,13 @@ class Engine(Chance, History):
         return f"action {action}"
 
     def hand_cards(self, seat: int) -> list[str]:
-        """`seat`'s hand as a list of card names ("Red 3", "-10", "W"), from the game's `hand_names`
-        (a list or one string). Only for a view that may see that hand; its length is public."""
-        names = self.hand_names(seat)
-        if isinstance(names, str):  # one string: cards apart by spaces, "-" for an empty hand
-            return [c for c in names.split() if c != "-"]
-        return [str(c) for c in names]
+        """`seat`'s hand as card names ("Red 3", "-10", "W"); its length is public, its names are not."""
+        names = self.hand_names(seat)  # a list, or one string ("-" for an empty hand)
+        return [c for c in names.split() if c != "-"] if isinstance(names, str) else [str(c) for c in names]
 
     def explain_action(self, action: int, seat: int) -> str:
-        """What the action does now, in the game's words, for `seat` choosing it (the web page's
-        tooltip): told from what `seat` may know, never from another hand. Every game explains
-        its own; this fallback is the name."""
+        """What the action does now, in the game's words, told from what `seat` may know (every game
+        explains its own; this fallback is the name)."""
         return self.action_name(action, seat)
 
     def public_action_name(self, action: int, seat: int) -> str:
@@ -501,10 +495,8 @@ def plain_words(items: Sequence[Any], empty: str = "none") -> str:
 
 
 def is_int_between(x: Any, low: int, high: int) -> bool:
-    """Rule-option check: a true integer (not bool, not float) in [low, high].
-
-    Upper bounds keep every observation inside its Box and float32-exact.
-    """
+    """Rule-option check: a true integer (not bool, not float) in [low, high] (upper bounds keep
+    every observation inside its Box and float32-exact)."""
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) and low <= x <= high
 
 
@@ -553,11 +545,9 @@ def draw_pile_from_deal(
     game: str,
     rng: np.random.Generator,
 ) -> list[int]:
-    """The draw pile of a stacked deal, top at the end of the list.
-
-    ``deal["draw_pile"]`` (top first, optional) lies on top; every card of the
-    deck that the deal does not name (``named`` + the pile) is shuffled under it.
-    """
+    """The draw pile of a stacked deal, top at the end of the list: ``deal["draw_pile"]`` (top
+    first, optional) lies on top; every card of the deck the deal does not name (``named`` + the
+    pile) is shuffled under it."""
     top = parse_cards(deal.get("draw_pile", []), parse_one, "draw_pile", game)
     rest = check_against_deck(list(named) + top, deck, card_label, game)
     return shuffled(rest, rng) + top[::-1]
