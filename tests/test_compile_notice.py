@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from numba.core import event
+
 from envs.vector import compiling
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,26 +38,77 @@ def test_with_an_empty_cache_the_notice_comes_before_numba_compiles_anything(tmp
     done = subprocess.run([sys.executable, "-c", FIRST_COMPILE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     lines = done.stderr.splitlines()
     assert done.returncode == 0, done.stderr
-    assert lines[:1] == [compiling.NOTICE] and lines[1].startswith("COMPILE "), lines[:3]
+    said = {compiling.NOTICE, *(compiling.notice(g) for g in compiling.COMPILE_SECONDS)}
+    assert lines[0] in said and lines[1].startswith("COMPILE "), lines[:3]
 
 
-def _event(func, failed=False):
-    return SimpleNamespace(data={"dispatcher": SimpleNamespace(py_func=func)}, is_failed=failed)
+def _event(func, start: bool, failed: bool = False):
+    """A real numba compile event for `func` (numba's own class, so that its quirks are tested too)."""
+    status = event.EventStatus.START if start else event.EventStatus.END
+    error = ValueError("typing failed")
+    return event.Event("numba:compile", status, data={"dispatcher": SimpleNamespace(py_func=func)},
+                       exc_details=(ValueError, error, None) if failed else None)
 
 
 def test_the_notice_is_said_once_then_one_line_per_kernel_and_never_for_other_code():
     out = io.StringIO()
     notice = compiling.CompileNotice(out)
-    notice.on_start(_event(subprocess.run))  # not a function of this project
-    notice.on_end(_event(subprocess.run))
+    notice.on_start(_event(subprocess.run, True))  # not a function of this project
+    notice.on_end(_event(subprocess.run, False))
     assert out.getvalue() == ""
     kernel, inner = compiling.CompileNotice.on_start, compiling.CompileNotice.on_end  # functions of this project
-    notice.on_start(_event(kernel))
-    notice.on_start(_event(inner))  # compiled inside the first one: no line of its own
-    notice.on_end(_event(inner))
-    notice.on_end(_event(kernel))
-    notice.on_start(_event(kernel))
-    notice.on_end(_event(kernel, failed=True))  # a compilation that failed is not reported as done
+    notice.on_start(_event(kernel, True))
+    notice.on_start(_event(inner, True))  # compiled inside the first one: no line of its own
+    notice.on_end(_event(inner, False))
+    notice.on_end(_event(kernel, False))
+    notice.on_start(_event(kernel, True))
+    notice.on_end(_event(kernel, False, failed=True))  # a compilation that failed is not reported as done
     lines = out.getvalue().splitlines()
     assert lines[0] == compiling.NOTICE and len(lines) == 2
     assert lines[1].startswith("  compiled envs.vector.compiling.on_start in ") and lines[1].endswith("(1 so far)")
+
+
+def test_each_game_is_named_once_with_its_own_estimate():
+    out = io.StringIO()
+    notice = compiling.CompileNotice(out)
+    for module in ("envs.vector.neu", "agents.heuristic.kernels.neu_belief", "envs.vector.loops",
+                   "agents.heuristic.kernels.not_your_mas_jong", "agents.heuristic.kernels.mas_jong_belief"):
+        func = SimpleNamespace(__module__=module, __name__="kernel", __code__=compiling.failed.__code__)
+        notice.on_start(_event(func, True))
+        notice.on_end(_event(func, False))
+    said = [line for line in out.getvalue().splitlines() if not line.startswith("  compiled")]
+    assert said == [compiling.notice("neu"), compiling.notice("not_your_mas_jong")], said
+    assert "Neu's batched kernels" in said[0] and f"about {compiling.COMPILE_SECONDS['neu']} s" in said[0]
+
+
+def _add(a, b):
+    return a + b
+
+
+def test_a_real_compilation_prints_its_line(monkeypatch):
+    # Numba's own events, end to end: a function of this project (this file) compiled for real.
+    import numba
+
+    out = io.StringIO()
+    notice = compiling.CompileNotice(out)
+    event.register("numba:compile", notice)
+    try:
+        assert numba.njit(_add)(2, 3) == 5
+    finally:
+        event.unregister("numba:compile", notice)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == compiling.NOTICE and lines[1].startswith("  compiled tests.test_compile_notice._add in "), lines
+
+
+def test_a_first_tournament_with_workers_compiles_once_and_says_so_once(tmp_path):
+    # The kernels compile in the main process before the workers fork: one notice, each kernel once.
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "experiments.tournament", "--game", "deadfall", "--agents", "heuristic,random",
+                           "--deals", "800", "--workers", "2", "--quiet", "--out", str(tmp_path / "out")],  # 4 batches
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stderr.splitlines()
+    assert lines.count(compiling.notice("deadfall")) == 1, lines
+    # One process compiled them all: its count runs 1, 2, 3, ... (two workers would each count from 1).
+    counts = [int(line.rsplit("(", 1)[1].split()[0]) for line in lines if line.startswith("  compiled ")]
+    assert counts == list(range(1, len(counts) + 1)) and len(counts) >= 5, lines

@@ -286,6 +286,9 @@ def play(
     method = start_method() if workers > 1 and backend == "local" else None
     make_job = functools.partial(Job, game, num_players, opts, seed, duplicate, on_error=on_error, move_timeout=move_timeout,
                                  record_moves=save_replays is not None or luck, vector_tables=vector_tables, isolate=isolate)
+    deals = iter(deals)
+    first = next(deals, None)
+    deals = itertools.chain([] if first is None else [first], deals)
     jobs = (make_job(tasks=b) for b in _batches(deals, range(len(tables)), chunk, vector_tables, vector_chunk))
 
     from tqdm import tqdm
@@ -309,6 +312,11 @@ def play(
         elif workers <= 1:
             results = ((j, play_job(j, tables)) for j in jobs)
         else:
+            if method == "fork" and vector_tables and first is not None:
+                # Compile the batched kernels here, once, before the workers fork: they inherit them
+                # (numba compiles per process), so a first run compiles once and says so once. The
+                # first deal at each batched table, its records dropped (agents are seeded per game).
+                play_job(make_job(tasks=tuple((t, first) for t in sorted(vector_tables))), tables)
             results = _pool_map(jobs, tables, workers, method)
         for job, recs in results:
             records += recs
