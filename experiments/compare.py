@@ -1,6 +1,6 @@
 """The main job: every available agent against every other, in every available game.
 
-    python -m experiments.compare                      # everything, about 5 minutes on 2 cores
+    python -m experiments.compare                      # everything, about 30 s on 2 cores once compiled
     python -m experiments.compare --games neu --players 2,4 --agents heuristic,random --deals 2000
 
 For each game (at its default player count unless ``--players``), the agents
@@ -11,9 +11,10 @@ duplicate-deal tournament (`experiments.tournament`) in ``one-vs-rest`` mode:
 for every pair (X, Y), one X against ``n - 1`` Ys, every agent in every seat
 over the same deals.
 
-Deals: each game plays a fixed number of deals per table (``DEFAULT_DEALS``,
-chosen so that the whole job takes about 5 minutes on 2 cores: the slower
-games get fewer), or ``--deals N`` for every game. The same command gives the
+Deals: each game plays a fixed number of deals per table (``DEFAULT_DEALS``:
+the slower games get fewer), or ``--deals N`` for every game. On 2 cores the
+job takes about 30 s once the batched kernels are compiled; a machine's first
+run compiles them first, about 2½ minutes more (`envs.vector.compiling`). The same command gives the
 same numbers on every machine and for any ``--workers``.
 
 Output: the results table on stdout, and under ``results/<timestamp>/``
@@ -51,8 +52,9 @@ from experiments.tournament import (
 )
 from experiments.tournament.vector import choose_tables, path_name as engine_path
 
-# Deals per table per game: about 200 s of play on 2 quiet cores, 51,600 games (measured 0.23, 0.06, 0.19 and
-# 0.56 CPU-seconds per deal over the six ppo/heuristic/random tables, in the order below).
+# Deals per table per game, 51,600 games: chosen on the readable engines (0.23, 0.06, 0.19 and 0.56 CPU-seconds
+# per deal over the six ppo/heuristic/random tables, in the order below); on the batched engine the job plays in
+# about 30 s on 2 cores.
 DEFAULT_DEALS = {"not_for_me": 400, "deadfall": 1000, "neu": 500, "not_your_mas_jong": 250}
 FALLBACK_DEALS = 300  # a game added later, until it is measured
 
