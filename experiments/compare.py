@@ -50,6 +50,7 @@ from experiments.tournament import (
     finish_run,
     summarize,
 )
+from experiments.tournament.runner import compile_games
 from experiments.tournament.vector import choose_tables, path_name as engine_path
 
 # Deals per table per game, 51,600 games: chosen on the readable engines (0.23, 0.06, 0.19 and 0.56 CPU-seconds
@@ -166,6 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with folder:  # released if play fails
             t_start = time.perf_counter()
             results = []
+            if args.backend == "local":  # a machine's first run compiles the games side by side
+                options = dict(engine=args.engine, isolate=args.isolate, move_timeout=args.move_timeout, seed=args.seed)
+                compile_games([(g, n, tables, options) for g, n, _, tables, _ in plan], args.workers)
             for g, n, found, tables, deals in plan:
                 label = f"{g} {n}p"
                 records = play(g, tables, n, range(deals), args.seed, args.workers, progress=False if args.quiet else label,

@@ -112,3 +112,16 @@ def test_a_first_tournament_with_workers_compiles_once_and_says_so_once(tmp_path
     # One process compiled them all: its count runs 1, 2, 3, ... (two workers would each count from 1).
     counts = [int(line.rsplit("(", 1)[1].split()[0]) for line in lines if line.startswith("  compiled ")]
     assert counts == list(range(1, len(counts) + 1)) and len(counts) >= 5, lines
+
+
+def test_the_main_jobs_first_run_compiles_its_games_side_by_side(tmp_path):
+    # Each game's kernels compile in a process of their own, at once: each process counts from 1.
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "experiments.compare", "--games", "deadfall,neu", "--agents", "heuristic,random",
+                           "--deals", "4", "--workers", "2", "--quiet", "--out", str(tmp_path / "out")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stderr.splitlines()
+    assert sum(line.endswith("(1 so far)") for line in lines) >= 2, lines
+    for game in ("deadfall", "neu"):
+        assert lines.count(compiling.notice(game)) == 1, lines

@@ -207,6 +207,44 @@ def _pool_map(jobs: Iterable[Job], tables, workers: int, method: str) -> Iterabl
         ex.shutdown(wait=ok, cancel_futures=True)
 
 
+def _warm(i: int) -> None:
+    game, num_players, tables, options = _WORKER["warm"][i]
+    try:
+        play(game, tables, num_players, range(1), workers=1, progress=False, **options)
+    except Exception:  # noqa: BLE001 - the game's own run reports it, with its deal and seat
+        pass
+
+
+def compile_games(items: Sequence[tuple], workers: int) -> None:
+    """Compile the batched kernels of several games at once: each of `items` (game, players,
+    tables, `play` options) plays its first deal in one of `workers` forked processes, which
+    writes numba's on-disk cache; the games' own runs then load the kernels. A machine's first
+    run so overlaps the games' compile times (Ma's Jong's alone is over a minute) instead of
+    adding them; a later run pays about a second a game to load. Needs fork and two workers."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from envs.vector.compiling import COMPILE_SECONDS
+
+    if workers <= 1 or len(items) < 2 or start_method() != "fork":
+        return
+    # The longest compile first, so that the others fit beside it.
+    _WORKER["warm"] = sorted(items, key=lambda item: -COMPILE_SECONDS.get(item[0], 0))
+    ex = ProcessPoolExecutor(min(workers, len(items)), mp_context=multiprocessing.get_context("fork"))
+    ok = False
+    try:
+        list(ex.map(_warm, range(len(items))))
+        ok = True
+    except BrokenProcessPool:  # a process that died: the game's own run says why
+        ok = True
+    finally:
+        if not ok:  # Ctrl-C: stop compiling now
+            for p in list(getattr(ex, "_processes", {}).values()):
+                p.terminate()
+        ex.shutdown(wait=ok, cancel_futures=True)
+        _WORKER.pop("warm", None)
+
+
 def _batches(deals: Iterable[int], tables: range, chunk: int, vector_tables: frozenset, vector_chunk: int) -> Iterable[tuple]:
     """(table, deal) pairs in deal-major order, so that whatever is done when a deadline passes is whole deals;
     tables on the batched engine go in larger batches of their own."""
