@@ -14,7 +14,8 @@ over the same deals.
 Deals: each game plays a fixed number of deals per table (``DEFAULT_DEALS``:
 the slower games get fewer), or ``--deals N`` for every game. On 2 cores the
 job takes about 30 s once the batched kernels are compiled; a machine's first
-run compiles them first, about 2½ minutes more (`envs.vector.compiling`). The same command gives the
+run compiles them first, the games side by side, about 1½ minutes more
+(`envs.vector.compiling`, `experiments.tournament.runner.compile_games`). The same command gives the
 same numbers on every machine and for any ``--workers``.
 
 Output: the results table on stdout, and under ``results/<timestamp>/``
