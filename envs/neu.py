@@ -374,8 +374,8 @@ class Neu(Engine):
 
     def explain_action(self, action: int, seat: int) -> str:
         if action >= A_SHOT:
-            target = self.action_name(action, seat).split()[1]
-            return f"the total stays at {self.total}; {target} plays next, and play goes on from them"
+            target = (seat + action - A_SHOT + 1) % self.num_players
+            return f"the total stays at {self.total}; player_{target} plays next, and play goes on from them"
         kind = ACTION_KIND[action]
         if kind < CARD_101:
             value = NUMBER_VALUES[kind]

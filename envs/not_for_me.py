@@ -426,9 +426,8 @@ class NotForMe(Engine):
             v, m, w = L.decode_play(action)
             event = self._play(seat, v, m, w)
         elif action < L.accept:
-            v, r = divmod(action - L.for_you, self.num_players - 1)
+            v, self.target = self._offer(action, seat)
             self.giver = seat
-            self.target = (seat + r + 1) % self.num_players
             self.offer_kind = v
             self.offer_size = self.hands[seat][v]
             self.hands[seat][v] = 0
@@ -610,6 +609,11 @@ class NotForMe(Engine):
             break
         self._mask = None
 
+    def _offer(self, action: int, seat: int) -> tuple[int, int]:
+        """A For You action's number (card kind) and the seat it is offered to."""
+        v, r = divmod(action - self.layout.for_you, self.num_players - 1)
+        return v, (seat + r + 1) % self.num_players
+
     def action_name(self, action: int, seat: int) -> str:
         L = self.layout
         if action < L.for_you:
@@ -618,8 +622,8 @@ class NotForMe(Engine):
                 return f"play {w} wild" + ("s" if w > 1 else "")
             return f"play {m} of {v}" + (f" + {w} wild" + ("s" if w > 1 else "") if w else "")
         if action < L.accept:
-            v, r = divmod(action - L.for_you, self.num_players - 1)
-            return f"for you {v + 1}s to player_{(seat + r + 1) % self.num_players}"
+            v, target = self._offer(action, seat)
+            return f"for you {v + 1}s to player_{target}"
         return ("accept", "not for me", "draw supply 0", "draw supply 1", "draw supply 2", "draw pile", "pass")[
             action - L.accept
         ]
@@ -632,8 +636,8 @@ class NotForMe(Engine):
             field = f"{self.field_count} × {'7' if self.field_number == WILDS_ONLY else self.field_number}"
             return f"play onto the field ({field}): the same count with a higher number, or more cards with a lower one"
         if action < L.accept:
-            v, r = divmod(action - L.for_you, self.num_players - 1)
-            who, size = f"player_{(seat + r + 1) % self.num_players}", self.hands[seat][v]
+            v, target = self._offer(action, seat)
+            who, size = f"player_{target}", self.hands[seat][v]
             return (f"For You: hand {who} all your {v + 1}s ({size} card{'s' if size != 1 else ''}), face down; "
                     f"they accept them, or say Not For Me and you draw {size} card{'s' if size != 1 else ''}")
         k = action - L.accept
@@ -652,9 +656,9 @@ class NotForMe(Engine):
         # The number inside a For You offer is secret: others see only how many cards.
         L = self.layout
         if L.for_you <= action < L.accept:
-            v, r = divmod(action - L.for_you, self.num_players - 1)
+            v, target = self._offer(action, seat)
             size = self.hands[seat][v]
-            return f"for you: {size} card{'s' if size != 1 else ''} to player_{(seat + r + 1) % self.num_players}"
+            return f"for you: {size} card{'s' if size != 1 else ''} to player_{target}"
         return self.action_name(action, seat)
 
     def hand_names(self, seat: int) -> str:

@@ -97,35 +97,41 @@ def card_face(name: str) -> tuple[str, str, tuple[int, int, int], bool]:
     return name, "", (255, 255, 255), True
 
 
-def _card(draw, x: int, y: int, h: int, name: str | None) -> int:
-    """One card at (x, y), `h` high: its face, or its back for None. Returns its width."""
+def _value_font(value: str, h: int):
+    return _bold(max(10, h // 3) if len(value) < 4 else max(9, h // 4))
+
+
+def _card_width(h: int, name: str | None) -> int:
+    """A card's width at height `h`: wide enough for its value."""
     if name is None:
-        w = int(h * 0.7)
+        return int(h * 0.7)
+    value = card_face(name)[0]
+    return max(int(h * 0.7), int(_value_font(value, h).getlength(value)) + 8)
+
+
+def _card(draw, x: int, y: int, h: int, name: str | None) -> None:
+    """One card at (x, y), `h` high: its face, or its back for None."""
+    w = _card_width(h, name)
+    if name is None:
         draw.rounded_rectangle([x, y, x + w, y + h], radius=4, fill=BACK, outline=(230, 230, 240))
         draw.rounded_rectangle([x + 4, y + 4, x + w - 4, y + h - 4], radius=2, outline=(150, 170, 210))
-        return w
+        return
     value, suit, ink, dark = card_face(name)
-    font = _bold(max(10, h // 3) if len(value) < 4 else max(9, h // 4))
+    font = _value_font(value, h)
     text_w = int(draw.textlength(value, font=font))
-    w = max(int(h * 0.7), text_w + 8)
     draw.rounded_rectangle([x, y, x + w, y + h], radius=4, fill=(45, 51, 59) if dark else (255, 255, 255),
                            outline=ink if suit else (120, 130, 140), width=2 if suit else 1)
     draw.text((x + (w - text_w) // 2, y + h // 2 - font.size // 2 - 1), value, fill=ink, font=font)
     if suit:
         draw.text((x + 3, y + 1), suit, fill=ink, font=_bold(max(8, h // 5)))
-    return w
 
 
 def _hand(draw, x: int, y: int, h: int, cards: list, right: int) -> None:
     """A row of cards from x, overlapped as much as needed to end before `right`."""
-    from PIL import Image, ImageDraw
-
     if not cards:
         draw.text((x, y + h // 2 - 8), "no cards", fill=(93, 104, 117), font=_font())
         return
-    # Draw the row once on a scratch strip to learn each card's width, then place them.
-    scratch = ImageDraw.Draw(Image.new("RGB", (8, 8)))
-    widths = [_card(scratch, 0, 0, h, c) for c in cards]
+    widths = [_card_width(h, c) for c in cards]
     gap = 4
     room = right - x - widths[-1]
     step = [w + gap for w in widths[:-1]]

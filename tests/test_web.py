@@ -777,7 +777,7 @@ def test_live_frames_reveal_hands_only_once_the_round_is_over(game):
     reveals, pending = 0, []
     for before, after, event, shown in log:
         if event is not None:
-            pending.append([web_frames.hand_cards(before, s) for s in range(n)])
+            pending.append([before.hand_cards(s) for s in range(n)])
         if shown is None:
             continue
         seat_view = {k: v for k, v in shown.items() if k != "rounds"}

@@ -66,7 +66,7 @@ def frame(engine, view: int | str, step: int, move: dict | None) -> dict:
         "move": move,
         "text": engine.render() if view == "spectator" else engine.view(view),
         # the hands this view may see, as card names (null for the others)
-        "hands": [hand_cards(engine, s) if view in ("spectator", s) else None for s in range(engine.num_players)],
+        "hands": [engine.hand_cards(s) if view in ("spectator", s) else None for s in range(engine.num_players)],
         "to_act": None if over or hide_actor else int(engine.current_player),
         "over": over,
         "result": {"scores": [int(s) for s in engine.scores], "ranks": [int(r) for r in engine.ranks()]} if over else None,
@@ -86,13 +86,8 @@ def replay_frames(rep: replay_format.Replay, view: int | str) -> list[dict]:
                 frames[-1]["rounds"], rounds = rounds, []
         if step < len(rep.moves):
             shown = shown_move(engine, *rep.moves[step], view)  # the next move, named before it is made
-            hands = [hand_cards(engine, s) for s in range(engine.num_players)] if view == "spectator" else None
+            hands = [engine.hand_cards(s) for s in range(engine.num_players)] if view == "spectator" else None
     return frames
-
-
-def hand_cards(engine, seat: int) -> list[str]:
-    """A seat's hand as a list of card names (`Engine.hand_cards`)."""
-    return engine.hand_cards(seat)
 
 
 def round_result(engine, event, hands: list[list[str]] | None) -> dict:

@@ -20,7 +20,7 @@ import numpy as np
 from agents import is_upper_bound
 from envs.belief import informed
 from experiments import replay as replay_format
-from experiments.web.frames import frame, hand_cards, round_result, shown_move, shows_frame
+from experiments.web.frames import frame, round_result, shown_move, shows_frame
 from experiments.web.http import ApiError, one_line
 
 MAX_GAMES = 64  # open games kept at once
@@ -113,7 +113,7 @@ class LiveGame:
         """
         e = self.engine
         shown = shown_move(e, seat, action, self.human)
-        hands = [hand_cards(e, s) for s in range(self.players)]
+        hands = [e.hand_cards(s) for s in range(self.players)]
         event = e.step(action)
         self.moves.append((seat, action))
         if event is not None:
