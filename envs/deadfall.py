@@ -32,10 +32,10 @@ DECK = tuple(r for r in RANKS for _ in range(r))  # 55 cards; a card id is its r
 HAND_SIZE = {2: 7, 7: 5}  # RULES.md: 6 cards each, 7 with 2 players, 5 with 7 players
 DEFAULT_HAND_SIZE = 6
 # The small preset (rules="small", RULES.md "Deadfall, small preset"): two players, one hand,
-# ranks 1 to 4 only (10 cards), hands of 3 and 4 cards set aside: small enough to solve exactly
+# ranks 1 to 4 only (10 cards), hands of 2 and 6 cards set aside: small enough to solve exactly
 # (experiments.solve), with the same observation layout and actions.
 SMALL_DECK = tuple(r for r in range(1, 5) for _ in range(r))
-SMALL_HAND_SIZE = 3
+SMALL_HAND_SIZE = 2
 PRESETS = ("standard", "small")
 
 # Actions: 0..9 play a card of rank 1..10 (during the door phase: place it as

@@ -131,7 +131,7 @@ hold in Deadfall, and Deadfall's own event facts:
 |------------------|---------|----------------------------------------------|
 | `starting_chips` | 50      | chips each player starts with (integer 1 … 100,000) |
 | `rounds`         | 10      | hands in a game (integer 1 … 100,000)        |
-| `rules`          | `"standard"` | `"standard"`: RULES.md §2. `"small"`: the small preset (RULES.md "Deadfall, small preset"): two players only, one hand (`rounds` fixed at 1), ranks 1–4 only (10 cards), 3-card hands, 4 cards set aside; small enough to solve exactly (`python -m experiments.solve --game deadfall`). The observation layout and action space are those of the standard game. |
+| `rules`          | `"standard"` | `"standard"`: RULES.md §2. `"small"`: the small preset (RULES.md "Deadfall, small preset"): two players only, one hand (`rounds` fixed at 1), ranks 1–4 only (10 cards), 2-card hands, 6 cards set aside; small enough to solve exactly (`python -m experiments.solve --game deadfall`). The observation layout and action space are those of the standard game. |
 
 ## Decisions from RULES.md [D]
 * Seats: "clockwise" / "to the right of the dealer" is increasing seat

@@ -140,7 +140,7 @@ def test_unknown_parameters_and_bad_options_are_refused():
 
 # Per preset, the agents compared, as many as the time allows: OpenSpiel takes about 30 s a policy
 # on Neu's and 50 s on Ma's Jong's, so their mixed CFR+ policy and the heuristic (the cases of
-# AgentPolicy) are left to Deadfall's (10 s a policy). Not For Me's (11 s) and Ma's Jong's have
+# AgentPolicy) are left to Deadfall's (a second a policy). Not For Me's (11 s) and Ma's Jong's have
 # draws after the deal: chance nodes mid-game.
 PRESET_AGENTS = {"neu": ("random",), "deadfall": ("random", "heuristic", "cfr"),
                  "not_for_me": ("random", "heuristic"), "not_your_mas_jong": ("random",)}

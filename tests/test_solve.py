@@ -423,10 +423,10 @@ def test_the_information_key_tells_apart_two_orders_of_the_same_moves(neu):
 
 
 def _replays_and_solves(cls, tree, chance_drawn: bool) -> None:
-    """Every path of a preset's tree replays on the engine (with the draws after the deal as
+    """Every path of a preset's tree (hundreds of them) replays on the engine (with the draws after the deal as
     chance nodes where the game has them), and CFR+ drives NashConv below 10^-3 of the range."""
     ends, drawn = _replay_every_path(cls, tree, cls(2, rules="small").deals())
-    assert ends > 1000 and (drawn > 1000 if chance_drawn else drawn == 0)
+    assert ends > 400 and (drawn > 1000 if chance_drawn else drawn == 0)
     solver = cfr.CFRPlus(tree)
     seen = [cfr.nash_conv(tree, cfr.uniform(tree))[0]]
     for n in (10, 200):
@@ -459,21 +459,21 @@ def deadfall_tree():
 
 
 def test_deadfall_preset_deals_are_every_split_of_the_deck_by_brute_force():
-    # Independently: every way to pick the two 3-card hands from the 10 cards as distinct
-    # positions (C(10,3) * C(7,3) = 4,200, equally likely), grouped by what each hand holds.
+    # Independently: every way to pick the two 2-card hands from the 10 cards as distinct
+    # positions (C(10,2) * C(8,2) = 1,260, equally likely), grouped by what each hand holds.
     eng = Deadfall(2, rules="small")
     deck = eng.deck
-    assert sorted(deck) == [1, 2, 2, 3, 3, 3, 4, 4, 4, 4] and eng.hand_size == 3
+    assert sorted(deck) == [1, 2, 2, 3, 3, 3, 4, 4, 4, 4] and eng.hand_size == 2
     count = {}
-    for first in itertools.combinations(range(10), 3):
+    for first in itertools.combinations(range(10), 2):
         rest = [i for i in range(10) if i not in first]
-        for second in itertools.combinations(rest, 3):
+        for second in itertools.combinations(rest, 2):
             key = (tuple(sorted(deck[i] for i in first)), tuple(sorted(deck[i] for i in second)))
             count[key] = count.get(key, 0) + 1
     deals = {tuple(tuple(sorted(int(c) for c in h)) for h in d["hands"]): p for p, d in eng.deals()}
     assert deals.keys() == count.keys()
     for key, n in count.items():
-        assert deals[key] == pytest.approx(n / 4200)
+        assert deals[key] == pytest.approx(n / 1260)
     with pytest.raises(ValueError, match="two-player preset"):
         Deadfall(3, rules="small")
     with pytest.raises(ValueError, match="plays one hand, got rounds=3"):
@@ -484,7 +484,7 @@ def test_deadfall_preset_deals_are_every_split_of_the_deck_by_brute_force():
 
 def test_deadfall_preset_plays_one_hand_as_an_env_and_hides_hands():
     eng = _preset_played_and_leak_free("deadfall")
-    assert len(eng.set_aside) == 4 and eng.options["rounds"] == 1
+    assert len(eng.set_aside) == 6 and eng.options["rounds"] == 1
     obs = eng.observe(0)
     hand, unseen = obs[:10], obs[10:20]
     # unseen: the preset's copies (1, 2, 3, 4 of ranks 1-4, none above) less the own hand
@@ -665,3 +665,21 @@ def test_the_tree_builder_reports_progress_per_deal():
     deals = eng.deals()[:5]
     cfr.build_tree(eng, deals=deals, progress=lambda *total: calls.append(total))
     assert calls == [(5,)] + [()] * 5
+
+
+@pytest.mark.parametrize("tree_fixture", ["neu_tree", "deadfall_tree", "not_for_me_tree", "mas_jong_tree"])
+def test_every_preset_ranks_random_above_the_heuristic_above_the_solution_in_exploitability(tree_fixture, request):
+    # The exact exploitability (NashConv) of each: the uniform policy gives away the most, the rules-of-thumb
+    # heuristic less, and a few hundred CFR+ iterations almost nothing (under 1% of the score range).
+    from experiments.solve import agent_policy
+
+    tree = request.getfixturevalue(tree_fixture)
+    game = tree_fixture.removesuffix("_tree").replace("mas_jong", "not_your_mas_jong")
+    heuristic = agent_policy(make_from_spec("heuristic", game, 2, seed=0), tree)
+    solver = cfr.CFRPlus(tree)
+    while solver.iterations < 200:
+        solver.iterate()
+    random_nc, heuristic_nc, solved_nc = (cfr.nash_conv(tree, p)[0]
+                                          for p in (cfr.uniform(tree), heuristic, solver.average_policy()))
+    assert random_nc > heuristic_nc > solved_nc, (random_nc, heuristic_nc, solved_nc)
+    assert solved_nc < 0.01 * cfr.score_range(tree)
