@@ -77,6 +77,15 @@ def mas_jong_features_batch(obs: np.ndarray, num_players: int) -> np.ndarray:
     return out
 
 
+def features_into(obs: np.ndarray, num_players: int, out: np.ndarray) -> None:
+    """`mas_jong_features_batch` written into `out` [N, 81] (float32, C-ordered) for float32 C-ordered
+    `obs`, unchecked: the one-view path of `agents.ppo.PPOAgent.act`, which has checked them."""
+    _rows(obs, num_players, *_TABLES, out)
+
+
+_TABLES = tables()
+
+
 def with_features(obs: np.ndarray, num_players: int) -> np.ndarray:
     """[N, obs_size + 81]: each row followed by its features, as `agents.features.featurizer` gives one view."""
     return np.concatenate([np.asarray(obs, np.float32), mas_jong_features_batch(obs, num_players)], axis=1)

@@ -130,7 +130,16 @@ def _layer(v, table, at, n_out, out):
     for k in range(n_out):
         out[k] = 0
     n, j = v.shape[0], 0
-    while j + 4 <= n:  # four inputs per pass over the outputs (fewer loads and stores), the same sums
+    while j + 8 <= n:  # eight inputs per pass over the outputs (fewer loads and stores), the same sums
+        v0, v1, v2, v3 = v[j], v[j + 1], v[j + 2], v[j + 3]
+        v4, v5, v6, v7 = v[j + 4], v[j + 5], v[j + 6], v[j + 7]
+        w0, w1, w2, w3 = table[at + j], table[at + j + 1], table[at + j + 2], table[at + j + 3]
+        w4, w5, w6, w7 = table[at + j + 4], table[at + j + 5], table[at + j + 6], table[at + j + 7]
+        for k in range(n_out):
+            y = (((out[k] + v0 * w0[k]) + v1 * w1[k]) + v2 * w2[k]) + v3 * w3[k]
+            out[k] = (((y + v4 * w4[k]) + v5 * w5[k]) + v6 * w6[k]) + v7 * w7[k]
+        j += 8
+    while j + 4 <= n:  # then four, then one: each output sums its products in input order
         v0, v1, v2, v3 = v[j], v[j + 1], v[j + 2], v[j + 3]
         w0, w1, w2, w3 = table[at + j], table[at + j + 1], table[at + j + 2], table[at + j + 3]
         for k in range(n_out):

@@ -23,9 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.base import Agent, batch_arrays, checked_moves
+from agents.base import Agent, batch_arrays, can_act_batch, checked_moves
 from agents.checkpoint import CHECKPOINT_FORMAT, CheckpointError, build_network, read_checkpoint  # noqa: F401 (re-exported)
 from agents.features import batch_features, has_batch_features
+from agents.heuristic import heuristic_class
 from agents.network import actor_arrays, actor_logits, greedy_moves, policy_input
 
 CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
@@ -63,8 +64,18 @@ class PPOAgent(Agent):
         agent.net, agent.path = net, path
         agent._to_input = policy_input(ckpt["game"], ckpt["num_players"], features, hint)
         agent._plain = not (features or hint)  # the policy reads the observation itself
-        # Ma's Jong's features for a whole batch in one compiled call (agents/features_batch.py, the same values)
-        agent._batch_features = features and not hint and has_batch_features(ckpt["game"])
+        # Ma's Jong's features for a whole batch in one compiled call (agents/features_batch.py, the same
+        # values), and the hint from the heuristic's compiled twin (agents/heuristic/batch.py, the same moves):
+        # act and act_batch then build the policy input without a Python call per view.
+        hinter = heuristic_class(ckpt["game"])(ckpt["game"], ckpt["num_players"], seed=0) if hint else None
+        agent._batch_features = (features and has_batch_features(ckpt["game"])
+                                 and (not hint or can_act_batch(hinter)))
+        agent._hinter = hinter
+        if hinter is not None:
+            import importlib
+
+            agent._hint_kernel = (importlib.import_module(hinter.kernel).act_batch,
+                                  tuple(getattr(hinter, p) for p in hinter.kernel_params))
         agent._obs_size = int(ckpt["obs_size"])
         # act() and act_batch() run the compiled actor (agents.network.actor_logits): a row's logits
         # do not depend on its batch, and one observation takes microseconds, not torch's call overhead.
@@ -113,10 +124,41 @@ class PPOAgent(Agent):
             mask = np.asarray(observation["action_mask"])
             if mask.shape != (self._layers[1][3],):
                 raise ValueError(f"{self.path}: action mask has shape {mask.shape}, the policy expects ({self._layers[1][3]},)")
-            move = self._greedy(self._to_input(obs, mask)[None], mask[None])[0]
+            x = self._one_input(obs, mask) if self._batch_features else self._to_input(obs, mask)[None]
+            move = self._greedy(x, mask[None])[0]
             return int(move) if move >= 0 else int(self.legal_actions(observation)[0])  # the all-zeros error
         legal = self.legal_actions(observation)
-        return self._choose(self._logits(self._to_input(obs, observation["action_mask"])), legal)
+        mask = np.asarray(observation["action_mask"])
+        x = self._one_input(obs, mask)[0] if self._batch_features else self._to_input(obs, mask)
+        return self._choose(self._logits(x), legal)
+
+    def _one_input(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """`_batch_input` of one view, [1, inputs]: the same compiled kernels, called straight."""
+        from agents.features_batch import SIZE, features_into
+
+        size = self._obs_size
+        x = np.zeros((1, int(self._layers[1][0])), np.float32)
+        row = np.ascontiguousarray(obs)[None]
+        x[0, :size] = obs
+        f = np.empty((1, SIZE), np.float32)
+        features_into(row, self.num_players, f)
+        x[0, size:size + SIZE] = f[0]
+        if self._hinter is not None:  # the heuristic's move, from its compiled twin
+            kernel, params = self._hint_kernel
+            m = mask.view(np.int8) if mask.dtype == np.bool_ else mask.astype(np.int8, copy=False)
+            move = kernel(row, np.ascontiguousarray(m)[None], self.num_players, *params)[0]
+            if move >= 0:
+                x[0, size + SIZE + move] = 1.0
+        return x
+
+    def _batch_input(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The policy inputs of rows `obs` [N, obs_size] in compiled calls: `_to_input`'s values, row by row."""
+        x = batch_features(self.game, obs, self.num_players)
+        if self._hinter is None:
+            return x
+        hint = np.zeros(mask.shape, np.float32)  # the heuristic reads only the view: the seat changes nothing
+        hint[np.arange(len(obs)), self._hinter.act_batch(obs, mask, np.zeros(len(obs), np.int64))] = 1.0
+        return np.concatenate([x, hint], axis=1)
 
     def _greedy(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Each row's first most probable legal move (-1 where none is legal), from `_logits`' bits."""
@@ -151,7 +193,7 @@ class PPOAgent(Agent):
         if self._plain:
             x = obs
         elif self._batch_features:
-            x = batch_features(self.game, obs, self.num_players)
+            x = self._batch_input(obs, mask)
         else:
             x = np.stack([self._to_input(o, m) for o, m in zip(obs, mask)])
         if self.greedy:  # the first most probable legal move of each row, as act's

@@ -735,6 +735,11 @@ def test_the_numpy_actor_is_the_network_and_act_batch_chooses_as_act(path: Path)
         want = bot.net.masked_logits(torch.from_numpy(x), torch.from_numpy(masks.astype(bool))).numpy()
     legal = masks.astype(bool)
     np.testing.assert_allclose(bot._logits(x)[legal], want[legal], rtol=1e-4, atol=1e-4)
+    # Ma's Jong's features (and hint) reach act and act_batch from compiled calls, never the readable
+    # path one view at a time; they are the readable values, bit for bit.
+    assert bot._plain or bot._batch_features or bot.game != "not_your_mas_jong"
+    if bot._batch_features:
+        assert np.array_equal(bot._batch_input(obs, masks), x)
     seats = np.zeros(len(obs), np.int64)
     for greedy in (True, False):
         one, many = (PPOAgent.load(path, seed=11, greedy=greedy) for _ in range(2))

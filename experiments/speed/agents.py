@@ -93,7 +93,7 @@ def measure(path, repeats: int, batch: int = BATCH) -> dict:
     return {"act_us": med[0], "torch_one_us": med[1], "act_batch_us": med[2], "torch_batch_us": med[3],
             "act_vs_torch": statistics.median(r[1] / r[0] for r in rounds),
             "batch_vs_torch": statistics.median(r[3] / r[2] for r in rounds),
-            "reads": "observation" if agent._plain else "features" + (" + hint" if not agent._batch_features else "")}
+            "reads": "observation" if agent._plain else "features" + (" + hint" if agent._hinter is not None else "")}
 
 
 def print_agent_speed(games: list[str], repeats: int, batch: int = BATCH) -> None:
