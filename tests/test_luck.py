@@ -205,19 +205,111 @@ def test_plain_with_another_estimator_is_refused(capsys):
 def test_the_bar_moves_per_game_corrected_and_workers_give_the_same_luck(workers, monkeypatch, capsys):
     import time
 
-    real = luck.corrections
+    real = luck.batch_values
 
-    def slow(*args, **kwargs):  # a correction that takes long enough for the bar to draw each step
-        time.sleep(0.15)
+    def slow(*args, **kwargs):  # corrections that take long enough for the bar to draw as games end
+        time.sleep(0.01)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(luck, "corrections", slow)
+    monkeypatch.setattr(luck, "batch_values", slow)
     res = run_tournament("neu", ["heuristic", "random"], num_players=2, deals=2, progress=True, estimator="adjusted",
                          workers=workers)
     err = capsys.readouterr().err
     steps = {part.split("|")[0].strip() for part in err.split("\r") if "luck corrections" in part}
     between = steps & {f"neu 2p luck corrections:  {p}%" for p in (25, 50, 75)}
     assert between, steps  # it moved between games, not from 0 straight to the end
-    monkeypatch.setattr(luck, "corrections", real)
+    monkeypatch.setattr(luck, "batch_values", real)
     again = run_tournament("neu", ["heuristic", "random"], num_players=2, deals=2, progress=False, estimator="adjusted")
     assert [r["luck"] for r in res["records"]] == [r["luck"] for r in again["records"]]
+
+
+# --- corrections on the batched engine ----------------------------------------------------------
+
+
+def _records(game, n, deals, agents=("heuristic", "random")):
+    from experiments.tournament import runner, vector
+
+    tables = runner.make_tables_checked(list(agents), game, n, None)
+    job = runner.Job(game, n, (), 0, True, tuple((0, d) for d in range(deals)), record_moves=True,
+                     vector_tables=vector.choose_tables(game, tables, n, "auto"))
+    return runner.play_job(job, tables)
+
+
+@pytest.mark.parametrize("game, deals", [("neu", 3), ("not_for_me", 3), ("not_your_mas_jong", 2), ("deadfall", 3)])
+def test_batched_corrections_are_the_readable_ones(game, deals):
+    """The batched engine's corrections (every game side by side, a table per stratum) are the
+    readable engine's, game by game, for the same seed; and a game's luck does not depend on the
+    games corrected beside it."""
+    recs = _records(game, 4, deals)
+    want = [luck.sampled_corrections(game, 4, None, r["deal_seed"], r["moves"], seed=7) for r in recs]
+    got = luck.batched_corrections(game, 4, None, recs, seed=7)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+    assert np.abs(want).max() > 0.1  # luck was found, so the comparison can fail
+    assert luck.batched_corrections(game, 4, None, recs[1:2], seed=7) == got[1:2]
+
+
+def test_the_strata_give_a_single_draws_exact_expectation():
+    """A Neu move that draws one card: the strata's weighted mean of V after the move is the
+    exact mean over every card the pile can give (`Engine.step_outcomes`)."""
+    engine, _ = _played("neu", 4, 11, steps=5)
+    value = luck.LinearValue.load("neu", 4)
+    action = int(np.flatnonzero(engine.legal_mask())[0])
+    exact = luck.expected_value(engine, action, value, np.random.default_rng(0))
+    tops, weights = luck.strata(np.bincount(engine.draw, minlength=luck._kinds(engine)), 4)
+    assert (weights > 0).sum() > 1 and weights.sum() == pytest.approx(1.0)
+    mean = 0.0
+    for s, (top, w) in enumerate(zip(tops, weights)):
+        if w > 0:
+            cf = luck._clone(engine)
+            cf.shuffle_unseen(np.random.default_rng(s), int(top))
+            cf.step(action)
+            mean = mean + w * value(cf)
+    np.testing.assert_allclose(mean, exact, atol=1e-9)
+
+
+@pytest.mark.parametrize("game", ["neu", "not_for_me", "not_your_mas_jong"])
+def test_batched_corrections_average_zero_over_many_games(game):
+    """Unbiased, CI-sized: over 240 heuristic-against-random games the mean correction of each
+    agent's seats is within 4 standard errors of zero, and it is not zero game by game."""
+    recs = _records(game, 4, 60)
+    c = np.asarray(luck.batched_corrections(game, 4, None, recs, seed=1))
+    assert c.std() > 0.05
+    for seat in range(4):
+        assert abs(c[:, seat].mean()) <= 4 * c[:, seat].std(ddof=1) / np.sqrt(len(c)), seat
+
+
+def test_the_batched_engine_redeals_the_unseen_as_the_readable_one():
+    """VectorEnv.shuffle_unseen(rows, seeds, tops) leaves a table in the state the engine's
+    shuffle_unseen(default_rng(seed), top) leaves the engine in: the same game from then on."""
+    rng = np.random.default_rng(4)
+    for game in ("neu", "not_for_me", "not_your_mas_jong", "deadfall"):
+        venv = envs.vector_env(game, 2, 4, seed=0)
+        venv.reset()
+        for trial in range(6):
+            engine, _ = _played(game, 4, 30 + trial, steps=int(rng.integers(0, 30)))
+            if engine.game_over:
+                continue
+            venv.load_rows(np.array([1]), [engine])
+            pile = getattr(engine, "draw", None)
+            top = int(pile[0]) if pile else -1
+            seed = int(rng.integers(2**63))
+            engine.shuffle_unseen(np.random.default_rng(seed), None if top < 0 else top)
+            venv.shuffle_unseen([1], [seed], [top])
+            while not engine.game_over:
+                a = int(rng.choice(np.flatnonzero(engine.legal_mask())))
+                engine.step(a)
+                venv.step(np.array([a]), rows=np.array([1]))
+                if not engine.game_over:
+                    np.testing.assert_array_equal(venv.state()[1], engine.state())
+        # one table's observation alone is that table's row of every table's
+        np.testing.assert_array_equal(venv.observe(2, rows=[1]), venv.observe(2)[[1]])
+    with pytest.raises(ValueError, match="no card of kind 17 in the draw pile of table 0"):
+        v = envs.vector_env("not_for_me", 1, 4, seed=0)
+        v.reset()
+        v.shuffle_unseen([0], [1], [17])
+    with pytest.raises(ValueError, match="no draw pile"):
+        v = envs.vector_env("deadfall", 1, 4, seed=0)
+        v.reset()
+        v.shuffle_unseen([0], [1], [3])
+    with pytest.raises(ValueError, match="seeds must be integers"):
+        v.shuffle_unseen([0], [-1])

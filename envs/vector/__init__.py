@@ -434,6 +434,32 @@ class VectorEnv:
             a[d] = a[s]
         self._mask[d] = self._mask[s]
 
+    def shuffle_unseen(self, rows: Any, seeds: Any, tops: Any = None) -> None:
+        """Tables ``rows`` redeal what no seat can see, as the readable engine's
+        ``shuffle_unseen(numpy.random.default_rng(seeds[i]), top=tops[i])`` does: the chance
+        stream becomes that generator's, the draw pile (where the game has one) is shuffled with
+        it, and where ``tops[i] >= 0`` a card of that kind is drawn next. Every view stays as it
+        was. The luck-adjusted estimator samples chance outcomes with it."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before shuffle_unseen()")
+        r, s = self._table_rows(rows), np.asarray(seeds)
+        if s.shape != r.shape or not np.issubdtype(s.dtype, np.integer) or (s.size and (s.min() < 0 or s.max() > 2**63 - 1)):
+            raise ValueError(f"seeds must be integers from 0 to 2**63 - 1, one per row ({r.size}), got {s.dtype} {s.shape}")
+        top = np.full(r.size, -1, np.int64) if tops is None else np.asarray(tops)
+        if top.shape != r.shape or not np.issubdtype(top.dtype, np.integer):
+            raise ValueError(f"tops must be integers, one per row ({r.size}), got {top.dtype} {top.shape}")
+        pile = getattr(self._st, "draw", None)
+        forced = top >= 0
+        if forced.any():
+            if pile is None:
+                raise ValueError(f"{self.game}: no draw pile to draw a given card from")
+            held = (pile[r] == top[:, None]) & (np.arange(pile.shape[1]) < self._st.ndraw[r][:, None])
+            missing = forced & ~held.any(axis=1)
+            if missing.any():
+                raise ValueError(f"no card of kind {int(top[missing][0])} in the draw pile of table {int(r[missing][0])}")
+        R.reseed_and_shuffle(self._st.rng, r, s.astype(np.int64), pile, None if pile is None else self._st.ndraw,
+                             top.astype(np.int64))
+
     def _check_world(self, i: int, world: Any, stream: bool = True) -> None:
         where = f"worlds[{i}]" if stream else "the information state's world"
         if not isinstance(world, self.engine_cls):
@@ -451,19 +477,21 @@ class VectorEnv:
             raise ValueError(f"{where} has no random stream (its rng is {type(getattr(world, 'rng', None)).__name__}, "
                              "not a numpy Generator): give it one, e.g. world.rng = numpy.random.default_rng(seed)")
 
-    def observe(self, seats: Any) -> np.ndarray:
-        """Observation of ``seats[t]`` at table ``t`` (an int array ``[N]``, or one int for all)."""
+    def observe(self, seats: Any, rows: Any = None) -> np.ndarray:
+        """Observation of ``seats[t]`` at table ``t`` (an int array ``[N]``, or one int for all);
+        with ``rows``, of ``seats[i]`` at table ``rows[i]`` only (``seats`` then ``[len(rows)]``)."""
         if not self._has_reset:
             raise RuntimeError("call reset() before observe()")
+        r = self._rows if rows is None else self._table_rows(rows)
         s = np.asarray(seats)
         if s.shape == ():
-            s = np.full(self.num_envs, s)
-        if s.shape != (self.num_envs,) or not np.issubdtype(s.dtype, np.integer):
-            raise ValueError(f"seats must be an int or an integer array of shape ({self.num_envs},), got {s.dtype} {s.shape}")
+            s = np.full(r.size, s)
+        if s.shape != (r.size,) or not np.issubdtype(s.dtype, np.integer):
+            raise ValueError(f"seats must be an int or an integer array of shape ({r.size},), got {s.dtype} {s.shape}")
         if s.size and (s.min() < 0 or s.max() >= self.num_players):
             raise ValueError(f"seats must be in [0, {self.num_players})")
-        obs = np.empty((self.num_envs, self.obs_size), np.float32)
-        self._k.write_views(self._st, self._rows, s.astype(np.int64), obs, self._mask, False)
+        obs = np.empty((r.size, self.obs_size), np.float32)
+        self._k.write_views(self._st, r, s.astype(np.int64), obs, self._mask, False)
         return obs
 
     def state(self) -> np.ndarray:

@@ -228,3 +228,23 @@ def seed_rows(rng, rows, seeds):
         rng[t, 0] = rng[t, 0] + s_hi + carry
         rng[t, 1] = lo
         _step(rng, t)
+
+
+@njit(cache=True)
+def reseed_and_shuffle(rng, rows, seeds, cards, counts, tops):
+    """Each row's stream becomes ``default_rng(seeds[k])``'s, then shuffles the row's first
+    ``counts[row]`` cards with it (``cards`` None: the stream alone), and where ``tops[k] >= 0``
+    the first card of that kind changes places with the top one: `Engine.shuffle_unseen`."""
+    seed_rows(rng, rows, seeds)
+    if cards is not None:
+        for k in range(rows.shape[0]):
+            t = rows[k]
+            n = counts[t]
+            shuffle(rng, t, cards[t], n)
+            if tops[k] >= 0:
+                for i in range(n):
+                    if cards[t, i] == tops[k]:
+                        c = cards[t, i]
+                        cards[t, i] = cards[t, n - 1]
+                        cards[t, n - 1] = c
+                        break

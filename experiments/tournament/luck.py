@@ -131,6 +131,135 @@ def corrections(game: str, num_players: int, rule_options: dict | None, deal_see
     return [float(x) for x in luck]
 
 
+def strata(counts: np.ndarray | None, samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """The copies that stand for a move's chance outcomes, as (the kind of card each draws first,
+    -1 for any; each copy's weight). With a draw pile (``counts[k]``: its cards of kind k), one
+    copy per kind, weighted by its share of the pile, so the first card drawn is averaged over
+    exactly; without one, `samples` equal copies."""
+    if counts is None or counts.sum() == 0:
+        size = samples if counts is None else len(counts)
+        return np.full(size, -1, np.int64), np.full(size, 1.0 / size)
+    tops = np.where(counts > 0, np.arange(len(counts)), -1)
+    return tops.astype(np.int64), counts / counts.sum()
+
+
+def _kinds(engine) -> int | None:
+    """How many kinds of card a draw pile of the game can hold (None: the game has no draw pile)."""
+    return max(engine.deck) + 1 if hasattr(engine, "draw") else None
+
+
+def sampled_corrections(game: str, num_players: int, rule_options: dict | None, deal_seed: int,
+                        moves: Sequence[tuple[int, Any]], value: Callable | None = None, seed: int = 0,
+                        samples: int = SAMPLES) -> list[float]:
+    """`corrections` with the outcomes of every move stratified, on the readable engine: the
+    reference of `batched_corrections`, which gives the same numbers. Before every move, copies
+    of the state (`strata`) redeal what no seat can see (``shuffle_unseen(default_rng(s), top)``,
+    each ``s`` from the game's generator), the card drawn first set per copy, and take the move;
+    the seat's luck grows by V after the real move less the weighted mean of V after the
+    copies' (0 for a move that meets no chance: the copies then agree). The first deal is
+    compared with `samples` fresh deals."""
+    value = value or LinearValue.load(game, num_players)
+    cls = envs.engine_class(game)
+    rng = np.random.default_rng([seed, deal_seed & (2**63 - 1)])
+    engine = cls(num_players, **(rule_options or {}))
+    engine.reset(np.random.default_rng(deal_seed))
+    kinds = _kinds(engine)
+    fresh = 0.0
+    for s in rng.integers(2**63, size=samples):
+        other = cls(num_players, **(rule_options or {}))
+        other.reset(np.random.default_rng(s))
+        fresh = fresh + value(other)
+    luck = value(engine) - fresh / samples
+    for seat, action in moves:
+        if engine.current_player != seat or engine.game_over:
+            raise ValueError(f"{game}: the recorded move of seat {seat} does not fit the replay (seat {engine.current_player} to move)")
+        counts = None if kinds is None else np.bincount(np.asarray(engine.draw, np.int64), minlength=kinds)
+        tops, weights = strata(counts, samples)
+        expected = 0.0
+        for s, top, w in zip(rng.integers(2**63, size=len(tops)), tops, weights):
+            if w > 0:
+                cf = _clone(engine)
+                cf.shuffle_unseen(np.random.default_rng(s), None if top < 0 else int(top))
+                cf.step(int(action))
+                expected = expected + w * value(cf)
+        engine.step(int(action))
+        luck = luck + value(engine) - expected
+    return [float(x) for x in luck]
+
+
+def batch_values(value: "LinearValue", venv, rows: np.ndarray, final: np.ndarray | None = None) -> np.ndarray:
+    """`value` of tables ``rows`` of a batched env, every seat [len(rows), n]: a seat's score plus
+    its fitted part, as `LinearValue` gives an engine; a row whose game just ended takes its
+    final scores from ``final`` (the rows of ``final`` that are NaN are games still going)."""
+    n = venv.num_players
+    out = venv.scores()[rows].astype(np.float64)
+    if value.w is not None:  # each row's products summed along the row: the same bits in any batch
+        for s in range(n):
+            out[:, s] += (venv.observe(s, rows) * value.w).sum(axis=1) + value.b
+    if final is not None:
+        ended = ~np.isnan(final[:, 0])
+        out[ended] = final[ended]
+    return out
+
+
+def batched_corrections(game: str, num_players: int, rule_options: dict | None, records: Sequence[dict],
+                        value: "LinearValue | None" = None, seed: int = 0, samples: int = SAMPLES,
+                        tick: Callable[[int], None] | None = None) -> list[list[float]]:
+    """`sampled_corrections` of every record (its ``deal_seed`` and ``moves``) at once, on the
+    batched engine: a table replays each game, and a table per copy (`strata`) takes its state
+    before every move (``copy_rows``), redeals what no seat can see (``shuffle_unseen``, with the
+    seeds `sampled_corrections` draws) and takes the same move. The games go move by move side
+    by side, every table in one step call. ``tick(k)`` is called as k more games are done."""
+    value = value if value is not None else LinearValue.load(game, num_players)
+    n, G = num_players, len(records)
+    if G == 0:
+        return []
+    moves = [list(r["moves"]) for r in records]
+    rngs = [np.random.default_rng([seed, int(r["deal_seed"]) & (2**63 - 1)]) for r in records]
+    probe = envs.engine_class(game)(n, **(rule_options or {}))
+    probe.reset(np.random.default_rng(0))
+    kinds = _kinds(probe)
+    C = max(samples, kinds or 0)  # tables per game beside its own
+    venv = envs.vector_env(game, G * (C + 1), n, seed=0, **(rule_options or {}))
+    copies = (G + np.arange(G * C, dtype=np.int64)).reshape(G, C)
+    fresh = np.zeros((G, C), np.int64)
+    fresh[:, :samples] = [g.integers(2**63, size=samples) for g in rngs]
+    venv.reset(np.concatenate([np.array([int(r["deal_seed"]) for r in records], np.int64), fresh.reshape(-1)]))
+    v = batch_values(value, venv, np.arange(G * (C + 1)))
+    luck = v[:G] - v[G:].reshape(G, C, n)[:, :samples].mean(1)
+    pile = getattr(venv._st, "draw", None)
+    for t in range(max(map(len, moves))):
+        on = np.array([g for g in range(G) if t < len(moves[g])], np.int64)
+        seats = np.array([moves[g][t][0] for g in on], np.int64)
+        actions = np.array([int(moves[g][t][1]) for g in on], np.int64)
+        _, _, to_act = venv.views(on)
+        if not np.array_equal(to_act, seats):
+            g = int(on[np.flatnonzero(to_act != seats)[0]])
+            raise ValueError(f"{game}: the recorded move {t} of deal {records[g].get('deal')} does not fit the replay")
+        tops = np.full((on.size, C), -1, np.int64)
+        weights = np.zeros((on.size, C))
+        seeds = np.zeros((on.size, C), np.int64)
+        for i, g in enumerate(on):
+            counts = None if pile is None else np.bincount(pile[g, :venv._st.ndraw[g]].astype(np.int64), minlength=kinds)
+            top, w = strata(counts, samples)
+            tops[i, :len(top)], weights[i, :len(w)] = top, w
+            seeds[i, :len(top)] = rngs[g].integers(2**63, size=len(top))
+        scratch = copies[on].reshape(-1)
+        venv.copy_rows(np.repeat(on, C), scratch)
+        venv.shuffle_unseen(scratch, seeds.reshape(-1), tops.reshape(-1))
+        rows = np.concatenate([on, scratch])
+        _, _, _, _, done = venv.step(np.concatenate([actions, np.repeat(actions, C)]), rows=rows)
+        final = np.where(done[:, None], venv.final_scores[rows], np.nan)
+        v = batch_values(value, venv, rows, final)
+        luck[on] += v[:on.size] - np.einsum("gc,gcs->gs", weights, v[on.size:].reshape(on.size, C, n))
+        last = np.array([t == len(moves[g]) - 1 for g in on])
+        if not np.array_equal(done[:on.size], last):
+            raise ValueError(f"{game}: a recorded game does not end where its moves end in the replay")
+        if tick is not None and last.any():
+            tick(int(last.sum()))
+    return [[float(x) for x in row] for row in luck]
+
+
 def adjusted_scores(rec: dict) -> list[float]:
     """A record's scores minus its luck (`corrections`, stored as ``rec["luck"]``); a correction
     that is not a finite number is an error, never a "nan" in a report."""

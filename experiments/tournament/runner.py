@@ -93,37 +93,41 @@ def play_job(job: Job, tables: Sequence[Sequence[AgentSpec]]) -> list[dict]:
     return out
 
 
-def _luck_of(task: tuple) -> list[float]:
-    """One game's luck corrections (`experiments.tournament.luck.corrections`), from its moves."""
+def _luck_of(task: tuple) -> list[list[float]]:
+    """The luck corrections of a chunk of games (`experiments.tournament.luck.batched_corrections`), from their moves."""
     from experiments.tournament import luck
 
-    game, n, options, deal_seed, moves, seed = task
-    return luck.corrections(game, n, options, deal_seed, moves, seed=seed)
+    game, n, options, games, seed = task
+    return luck.batched_corrections(game, n, options, games, seed=seed)
 
 
 def _correct_luck(records: list[dict], game: str, n: int, options: dict, seed: int, workers: int, method: str | None,
                   progress: bool | str, label: str) -> None:
     """Give every record its "luck", after the games and from their moves alone (no agent ever
-    sees it), one game at a time: in `workers` processes, with a bar that moves per game."""
+    sees it), on the batched engine, in chunks of games (in `workers` processes), with a bar
+    that moves per game corrected. A game's luck does not depend on its chunk."""
     from tqdm import tqdm
 
-    tasks = [(game, n, options, r["deal_seed"], r["moves"], seed) for r in records if not r["forfeit"]]
+    from experiments.tournament import luck
+
+    games = [{"deal": r["deal"], "deal_seed": r["deal_seed"], "moves": r["moves"]} for r in records if not r["forfeit"]]
     bar = tqdm(total=len(records), desc=f"{label} luck corrections", unit="game", disable=not progress, leave=True,
                dynamic_ncols=True)
+    pool = workers > 1 and method is not None and len(games) > 1
+    size = max(1, min(256, -(-len(games) // (8 * workers)))) if pool else 256
+    tasks = [(game, n, options, games[i:i + size], seed) for i in range(0, len(games), size)]
     try:
-        if workers > 1 and method is not None and len(tasks) > 1:
+        found = []
+        if pool:
             from concurrent.futures import ProcessPoolExecutor
 
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as ex:
-                found = []
-                for value in ex.map(_luck_of, tasks, chunksize=1):
-                    found.append(value)
-                    bar.update(1)
+                for task, value in zip(tasks, ex.map(_luck_of, tasks, chunksize=1)):
+                    found += value
+                    bar.update(len(task[3]))
         else:
-            found = []
             for task in tasks:
-                found.append(_luck_of(task))
-                bar.update(1)
+                found += luck.batched_corrections(game, n, options, task[3], seed=seed, tick=bar.update)
         it = iter(found)
         for r in records:
             r["luck"] = [0.0] * n if r["forfeit"] else next(it)
