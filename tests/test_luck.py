@@ -136,12 +136,12 @@ def test_the_variance_script_prints_its_table_and_draws_the_ci_plot(tmp_path, ca
 
 
 def test_the_unbiasedness_script_reports_a_z_score(capsys):
-    """The full-size check (`--repeats 20 --deals 2000`) is a script; here two tiny runs."""
+    """The full-size check (`--repeats 20 --deals 2000`) is a script; here three small runs."""
     from experiments.research import luck_variance
 
-    luck_variance.main(["--games", "not_for_me:4", "--deals", "3", "--agents", "heuristic,random", "--repeats", "2"])
+    luck_variance.main(["--games", "not_for_me:4", "--deals", "30", "--agents", "heuristic,random", "--repeats", "3"])
     row = capsys.readouterr().out.strip().splitlines()[-1]
-    assert row.startswith("| not_for_me | 4 | 2 × 3 |")
+    assert row.startswith("| not_for_me | 4 | 3 × 30 |")
     assert abs(float(row.split("|")[-2])) < 4
 
 

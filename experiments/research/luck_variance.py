@@ -7,7 +7,9 @@ half-width against the number of deals for the three estimators, one panel per g
 
 The games are played once on the batched engine with their moves recorded; the corrections are
 then computed from the moves for two values V (`experiments.tournament.luck`): the shipped
-linear fit, and the score alone. "plain" is the per-game variance of the same games, the
+linear fit, and the score alone; on the batched engine as the tournament does
+(`batched_corrections`), or with ``--readable`` on the readable engine with every draw enumerated
+(`corrections`). "plain" is the per-game variance of the same games, the
 variance independent deals would have (as the tournament's "plain deals need ×k games").
 """
 
@@ -24,7 +26,8 @@ from experiments.tournament import luck, runner, stats, vector
 LINEUPS = (("neu", 4), ("not_for_me", 4), ("deadfall", 4), ("not_your_mas_jong", 4), ("not_your_mas_jong", 3))
 
 
-def measure(game: str, n: int, agents: Sequence[str], deals: int, seed: int, with_score: bool = True) -> dict:
+def measure(game: str, n: int, agents: Sequence[str], deals: int, seed: int, with_score: bool = True,
+            readable: bool = False) -> dict:
     tables = runner.make_tables_checked(list(agents), game, n, None)
     vt = vector.choose_tables(game, tables, n, "auto")
     job = runner.Job(game, n, (), seed, True, tuple((0, d) for d in range(deals)), record_moves=True, vector_tables=vt)
@@ -35,8 +38,12 @@ def measure(game: str, n: int, agents: Sequence[str], deals: int, seed: int, wit
     out = {"game": game, "players": n, "pair": f"{a} vs {b}", "games": len(recs), "play_ms": 1000 * play_s / len(recs)}
     for label, value in (("fitted", luck.LinearValue.load(game, n)), ("score", luck.LinearValue()))[:2 if with_score else 1]:
         t0 = time.perf_counter()
-        for r in recs:
-            r["luck"] = luck.corrections(game, n, None, r["deal_seed"], r["moves"], value, seed=seed)
+        if readable:  # every draw enumerated, one game at a time on the readable engine
+            for r in recs:
+                r["luck"] = luck.corrections(game, n, None, r["deal_seed"], r["moves"], value, seed=seed)
+        else:  # as the tournament corrects: every game side by side on the batched engine
+            for r, c in zip(recs, luck.batched_corrections(game, n, None, recs, value, seed=seed)):
+                r["luck"] = c
         out[f"{label}_ms"] = 1000 * (time.perf_counter() - t0) / len(recs)
         p = stats.pairwise(recs, [a, b])[f"{a} vs {b}"]
         out.update({"diff": p["score_diff"], "var_plain": p["var_plain"], "var_duplicate": p["var_duplicate"],
@@ -111,6 +118,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--games", default=None, help="game:players,... (default: every game at 4, Ma's Jong also at 3)")
     p.add_argument("--plot", default=None, metavar="PNG")
     p.add_argument("--fitted-only", action="store_true", help="skip V = the score alone (half the time)")
+    p.add_argument("--readable", action="store_true",
+                   help="correct on the readable engine, every draw enumerated, one game at a time (the tournament "
+                        "corrects on the batched engine)")
     p.add_argument("--repeats", type=int, default=None, metavar="R",
                    help="instead: R independent runs per game, and whether adjusted minus duplicate averages zero (|z| < 2)")
     a = p.parse_args(argv)
@@ -128,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> None:
           "| adjusted/plain (score V) | ms/game batched | + corrections ms/game (fitted, score) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for g, n in lineups:
-        r = measure(g, n, a.agents.split(","), a.deals, a.seed, not a.fitted_only)
+        r = measure(g, n, a.agents.split(","), a.deals, a.seed, not a.fitted_only, a.readable)
         rows.append(r)
         print(f"| {g} | {n} | {r['pair']} | {r['games']} | {r['diff']['mean']:+.3g} ± {r['diff']['half_width']:.2g} | "
               f"{r['fitted_diff']['mean']:+.3g} ± {r['fitted_diff']['half_width']:.2g} | {r['var_duplicate'] / r['var_plain']:.3f} | "

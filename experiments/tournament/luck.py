@@ -244,16 +244,29 @@ def batched_corrections(game: str, num_players: int, rule_options: dict | None, 
             top, w = strata(counts, samples)
             tops[i, :len(top)], weights[i, :len(w)] = top, w
             seeds[i, :len(top)] = rngs[g].integers(2**63, size=len(top))
-        scratch = copies[on].reshape(-1)
-        venv.copy_rows(np.repeat(on, C), scratch)
-        venv.shuffle_unseen(scratch, seeds.reshape(-1), tops.reshape(-1))
-        rows = np.concatenate([on, scratch])
-        _, _, _, _, done = venv.step(np.concatenate([actions, np.repeat(actions, C)]), rows=rows)
-        final = np.where(done[:, None], venv.final_scores[rows], np.nan)
-        v = batch_values(value, venv, rows, final)
-        luck[on] += v[:on.size] - np.einsum("gc,gcs->gs", weights, v[on.size:].reshape(on.size, C, n))
+        # The real tables move first, each state kept in its first copy. Only a move that drew
+        # from the pile or the stream met chance; the others' copies would agree with it (luck 0).
+        venv.copy_rows(on, copies[on, 0])
+        ndraw = None if pile is None else venv._st.ndraw[on].copy()
+        stream = venv._st.rng[on].copy()
+        _, _, _, _, done = venv.step(actions, rows=on)
+        final = np.where(done[:, None], venv.final_scores[on], np.nan)
+        met = (venv._st.rng[on] != stream).any(axis=1) | done
+        if ndraw is not None:
+            met |= venv._st.ndraw[on] != ndraw
+        if met.any():
+            chance = on[met]
+            scratch = copies[chance].reshape(-1)
+            if C > 1:
+                venv.copy_rows(np.repeat(copies[chance, 0], C - 1), copies[chance, 1:].reshape(-1))
+            venv.shuffle_unseen(scratch, seeds[met].reshape(-1), tops[met].reshape(-1))
+            ended = venv.step(np.repeat(actions[met], C), rows=scratch)[4]
+            v = batch_values(value, venv, np.concatenate([chance, scratch]),
+                             np.concatenate([final[met], np.where(ended[:, None], venv.final_scores[scratch], np.nan)]))
+            m = chance.size
+            luck[chance] += v[:m] - np.einsum("gc,gcs->gs", weights[met], v[m:].reshape(m, C, n))
         last = np.array([t == len(moves[g]) - 1 for g in on])
-        if not np.array_equal(done[:on.size], last):
+        if not np.array_equal(done, last):
             raise ValueError(f"{game}: a recorded game does not end where its moves end in the replay")
         if tick is not None and last.any():
             tick(int(last.sum()))
