@@ -1,20 +1,30 @@
 """Luck-adjusted scores: AIVAT-style corrections at the chance events of a finished game.
 
-After a game (never while an agent chooses a move) its recorded moves are replayed on the
-readable engine from the deal's seed, with the full state in view. At every chance event
-(the first deal, each card drawn from the pile, each reshuffle or new hand dealt from the
-engine's stream: each one the engine reports, `Engine.record_chance`) the seat's correction
-grows by
+After a game (never while an agent chooses a move) its recorded moves are replayed from the
+deal's seed, with the full state in view. At every move that meets chance (the first deal,
+a card drawn from the pile, a reshuffle or a new hand dealt from the engine's stream) the
+seat's correction grows by
 
     V(state after the outcome chance dealt) - E over outcomes [V(state after that outcome)]
 
 and the adjusted score is the score minus the summed correction. The expectation is taken
-with the same action from the state just before the event: exactly over every way the move
-can turn out (`Engine.step_outcomes`: each draw's kinds, each with count / pile size), and by
-sampling where the move meets a deal (a new round or hand from the stream, the first deal:
-fresh deals, the unseen cards and the stream redealt by `Engine.shuffle_unseen`).
-So every term has expectation zero given everything before it, whatever V is: the adjusted
-mean is unbiased, and a V close to the final score takes most of the luck out.
+with the same action from the state just before the move. Every term has expectation zero
+given everything before it, whatever V is: the adjusted mean is unbiased, and a V close to the
+final score takes most of the luck out.
+
+Two ways to take the expectation:
+
+* `batched_corrections` (what tournaments use): every game of a run replayed side by side on
+  the batched engine. Before each move the table's state is kept; a move that drew from the
+  pile or the stream met chance, and then copies of the kept state (`strata`: one per card
+  kind the pile holds, the first card drawn set to that kind and weighted by its share of the
+  pile, everything else no seat can see redealt: `VectorEnv.shuffle_unseen`) take the same
+  move. The first card drawn is so averaged over exactly, later draws and deals of the same
+  move by one sample per copy. `sampled_corrections` is the same on the readable engine, one
+  game at a time: the reference, equal to the batched numbers.
+* `corrections`: on the readable engine, every way the move can turn out enumerated
+  (`Engine.step_outcomes`: each draw's kinds, each with count / pile size), and sampled where
+  the move meets a deal (`Engine.shuffle_unseen`). Exact, and 100-200 times slower.
 
 V is `LinearValue`: the final score when the game is over, otherwise a ridge fit of a seat's
 final score on its observation, fitted on heuristic games over seeds no tournament uses
@@ -135,7 +145,8 @@ def strata(counts: np.ndarray | None, samples: int) -> tuple[np.ndarray, np.ndar
     """The copies that stand for a move's chance outcomes, as (the kind of card each draws first,
     -1 for any; each copy's weight). With a draw pile (``counts[k]``: its cards of kind k), one
     copy per kind, weighted by its share of the pile, so the first card drawn is averaged over
-    exactly; without one, `samples` equal copies."""
+    exactly; with an empty pile, a copy per kind all the same, and without a pile `samples`,
+    each of equal weight (their draws come from the redealt stream)."""
     if counts is None or counts.sum() == 0:
         size = samples if counts is None else len(counts)
         return np.full(size, -1, np.int64), np.full(size, 1.0 / size)
