@@ -143,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"| {g} | {n} | {r['pair']} | {r['games']} | {r['diff']['mean']:+.3g} ± {r['diff']['half_width']:.2g} | "
               f"{r['fitted_diff']['mean']:+.3g} ± {r['fitted_diff']['half_width']:.2g} | {r['var_duplicate'] / r['var_plain']:.3f} | "
               f"{r['fitted_ratio']:.3f} | {r.get('score_ratio', float('nan')):.3f} | {r['play_ms']:.2f} | "
-              f"{r['fitted_ms']:.0f}, {r.get('score_ms', float('nan')):.0f} |", flush=True)
+              f"{r['fitted_ms']:.1f}, {r.get('score_ms', float('nan')):.1f} |", flush=True)
     if a.plot:
         plot(rows, a.plot)
 

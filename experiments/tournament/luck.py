@@ -24,7 +24,7 @@ Two ways to take the expectation:
   game at a time: the reference, equal to the batched numbers.
 * `corrections`: on the readable engine, every way the move can turn out enumerated
   (`Engine.step_outcomes`: each draw's kinds, each with count / pile size), and sampled where
-  the move meets a deal (`Engine.shuffle_unseen`). Exact, and 100-200 times slower.
+  the move meets a deal (`Engine.shuffle_unseen`). Exact, and 100-300 times slower.
 
 V is `LinearValue`: the final score when the game is over, otherwise a ridge fit of a seat's
 final score on its observation, fitted on heuristic games over seeds no tournament uses
@@ -226,15 +226,19 @@ def batched_corrections(game: str, num_players: int, rule_options: dict | None, 
     if G == 0:
         return []
     moves = [list(r["moves"]) for r in records]
-    rngs = [np.random.default_rng([seed, int(r["deal_seed"]) & (2**63 - 1)]) for r in records]
     probe = envs.engine_class(game)(n, **(rule_options or {}))
     probe.reset(np.random.default_rng(0))
     kinds = _kinds(probe)
-    C = max(samples, kinds or 0)  # tables per game beside its own
+    per_move = kinds or samples  # the copies of a move (`strata`), and the seeds drawn for them
+    C = max(samples, per_move)  # tables per game beside its own
+    # Every seed a game's generator gives, in the order `sampled_corrections` draws them: the
+    # fresh deals, then `per_move` per move (one 64-bit draw each, so one call gives the same).
+    seeds = [np.random.default_rng([seed, int(r["deal_seed"]) & (2**63 - 1)]).integers(
+        2**63, size=samples + per_move * len(m)) for r, m in zip(records, moves)]
     venv = envs.vector_env(game, G * (C + 1), n, seed=0, **(rule_options or {}))
     copies = (G + np.arange(G * C, dtype=np.int64)).reshape(G, C)
     fresh = np.zeros((G, C), np.int64)
-    fresh[:, :samples] = [g.integers(2**63, size=samples) for g in rngs]
+    fresh[:, :samples] = [s[:samples] for s in seeds]
     venv.reset(np.concatenate([np.array([int(r["deal_seed"]) for r in records], np.int64), fresh.reshape(-1)]))
     v = batch_values(value, venv, np.arange(G * (C + 1)))
     luck = v[:G] - v[G:].reshape(G, C, n)[:, :samples].mean(1)
@@ -249,12 +253,17 @@ def batched_corrections(game: str, num_players: int, rule_options: dict | None, 
             raise ValueError(f"{game}: the recorded move {t} of deal {records[g].get('deal')} does not fit the replay")
         tops = np.full((on.size, C), -1, np.int64)
         weights = np.zeros((on.size, C))
-        seeds = np.zeros((on.size, C), np.int64)
-        for i, g in enumerate(on):
-            counts = None if pile is None else np.bincount(pile[g, :venv._st.ndraw[g]].astype(np.int64), minlength=kinds)
-            top, w = strata(counts, samples)
-            tops[i, :len(top)], weights[i, :len(w)] = top, w
-            seeds[i, :len(top)] = rngs[g].integers(2**63, size=len(top))
+        at = samples + per_move * t
+        step_seeds = np.zeros((on.size, C), np.int64)
+        step_seeds[:, :per_move] = [seeds[g][at:at + per_move] for g in on]
+        if pile is None:
+            weights[:, :per_move] = 1.0 / per_move
+        else:  # `strata` of every table at once: its pile's count of each kind
+            held = pile[on] == np.arange(kinds)[:, None, None]  # [kinds, tables, places]
+            counts = (held & (np.arange(pile.shape[1]) < venv._st.ndraw[on][:, None])).sum(axis=2).T
+            size = counts.sum(axis=1, keepdims=True)
+            tops[:, :kinds] = np.where(counts > 0, np.arange(kinds), -1)
+            weights[:, :kinds] = np.where(size > 0, counts / np.maximum(size, 1), 1.0 / kinds)
         # The real tables move first, each state kept in its first copy. Only a move that drew
         # from the pile or the stream met chance; the others' copies would agree with it (luck 0).
         venv.copy_rows(on, copies[on, 0])
@@ -270,7 +279,7 @@ def batched_corrections(game: str, num_players: int, rule_options: dict | None, 
             scratch = copies[chance].reshape(-1)
             if C > 1:
                 venv.copy_rows(np.repeat(copies[chance, 0], C - 1), copies[chance, 1:].reshape(-1))
-            venv.shuffle_unseen(scratch, seeds[met].reshape(-1), tops[met].reshape(-1))
+            venv.shuffle_unseen(scratch, step_seeds[met].reshape(-1), tops[met].reshape(-1))
             ended = venv.step(np.repeat(actions[met], C), rows=scratch)[4]
             v = batch_values(value, venv, np.concatenate([chance, scratch]),
                              np.concatenate([final[met], np.where(ended[:, None], venv.final_scores[scratch], np.nan)]))
