@@ -51,10 +51,10 @@ def make_gym_env(gym_game: str, game: str | None = None, **kwargs: Any) -> Singl
 
 def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, opponents: Any = "heuristic",
                       render_mode: str | None = None, move_timeout: float | None = None,
-                      minimal_infos: bool = False, **rule_options: Any) -> SingleAgentEnv:
+                      minimal_infos: bool = False, render_layout: str = "landscape", **rule_options: Any) -> SingleAgentEnv:
     """`agents.make_single_agent("neu", num_players=4, seat=0, opponents="heuristic", **rule_options)`:
     `envs.make_single_agent` with opponents given as agent specs (see the module docstring)."""
     n = envs.info(game, num_players, **rule_options).num_players  # checks the game and options before any agent is built
     return SingleAgentEnv(game, num_players=n, seat=seat, opponents=make_opponents(game, n, opponents, n - 1),
                           render_mode=render_mode, move_timeout=move_timeout, minimal_infos=minimal_infos,
-                          **rule_options)
+                          render_layout=render_layout, **rule_options)

@@ -49,6 +49,9 @@ Options every env takes besides the rules:
 * ``minimal_infos`` (default False): ``infos[agent]`` is an empty dict at every
   step, for wrappers that copy every key on every step; the facts stay readable
   in ``env.last_event``.
+* ``render_layout`` (default "landscape", 832 x 448): the shape of the
+  ``rgb_array`` picture; "portrait" (448 x 832) is drawn for phone screens
+  (`envs.picture`).
 
 Both check call order (``reset`` first) and the action's type and range with
 plain ``if`` tests instead of PettingZoo's three wrapper layers, which cost
@@ -105,8 +108,11 @@ class CardGameEnv(AECEnv):
     illegal_move = "raise"  # env() switches this to "penalise"
 
     def __init__(self, num_players: int | None = None, render_mode: str | None = None, max_cycles: int | None = None,
-                 minimal_infos: bool = False, **rule_options: Any):
+                 minimal_infos: bool = False, render_layout: str = "landscape", **rule_options: Any):
+        from envs.picture import check_layout
+
         super().__init__()
+        self.render_layout = check_layout(render_layout)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be one of {RENDER_MODES} or None, got {render_mode!r}")
         if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, (int, np.integer)) or max_cycles < 1):
@@ -520,14 +526,14 @@ class CardGameEnv(AECEnv):
     def render(self) -> str | np.ndarray | None:
         """The table as the spectator sees it: text ("ansi"), printed ("human") or a picture ("rgb_array")."""
         return rendered(self.render_mode, self._has_reset, self.game.render, f"{self.metadata['name']}: the table (spectator)",
-                        engine=self.game)
+                        engine=self.game, layout=self.render_layout)
 
     def close(self) -> None:
         pass
 
 
 def rendered(render_mode: str | None, has_reset: bool, text: Callable[[], str], title: str = "",
-             engine: Any = None, viewer: int | None = None) -> str | np.ndarray | None:
+             engine: Any = None, viewer: int | None = None, layout: str = "landscape") -> str | np.ndarray | None:
     """What ``render()`` gives in `render_mode`: the text for "ansi", printed for "human", a
     picture (an RGB uint8 array) for "rgb_array": `engine`'s table as `viewer` sees it (None: the
     spectator; `envs.picture.table`), or the text's picture where no engine is given."""
@@ -542,7 +548,7 @@ def rendered(render_mode: str | None, has_reset: bool, text: Callable[[], str], 
     if render_mode == "rgb_array":
         from envs.picture import picture, table
 
-        return table(engine, viewer, title) if engine is not None else picture(text(), title)
+        return table(engine, viewer, title, layout) if engine is not None else picture(text(), title, layout)
     return text()
 
 

@@ -8,9 +8,12 @@ same view (the single-agent env and its gym ids: the seat's own ``Engine.view``;
 spectator: ``Engine.render``), with the piles, offers, discards and the running total. So a
 picture shows nothing that text does not, and nothing a seat may not see.
 
-Every picture of an env has the same size (WIDTH x HEIGHT, a multiple of 16 so that video
-encoders take it unscaled): long lines wrap, lines past the last row end in "…", and a
-hand too long for its row overlaps its cards. Cards name their value in dark text (suited
+Every picture of an env has the same size, set by the env's ``render_layout``:
+"landscape" (the default, 832 x 448: a row per seat, its label beside its cards) or
+"portrait" (448 x 832, for phone screens: each seat's label above its cards, fewer columns
+of text). Both sides are multiples of 16, so that video encoders take the picture unscaled.
+Long lines wrap, lines past the last row end in "…", and a hand too long for its row
+overlaps its cards. Cards name their value in dark text (suited
 ones also carry the suit's letter), so the picture reads without colour.
 """
 
@@ -21,9 +24,24 @@ from functools import lru_cache
 
 import numpy as np
 
-WIDTH, HEIGHT = 832, 448
 MARGIN, FONT_SIZE, LINE_H = 12, 14, 18
-COLUMNS = 96
+CHAR_W = 8.43  # DejaVu Sans Mono's advance at FONT_SIZE
+LAYOUTS = {"landscape": (832, 448), "portrait": (448, 832)}  # (width, height)
+WIDTH, HEIGHT = LAYOUTS["landscape"]
+
+
+def columns(width: int) -> int:
+    """Characters of text in a line of a picture `width` wide."""
+    return int((width - 2 * MARGIN) / CHAR_W)
+
+
+def check_layout(layout: str) -> str:
+    if layout not in LAYOUTS:
+        raise ValueError(f"render_layout must be one of {sorted(LAYOUTS)}, got {layout!r}")
+    return layout
+
+
+COLUMNS = columns(WIDTH)
 ROWS = (HEIGHT - 2 * MARGIN) // LINE_H - 1  # one row is the title
 MONO = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
 
@@ -38,36 +56,41 @@ def _font():
         return ImageFont.load_default(FONT_SIZE)
 
 
-def lines_of(text: str) -> list[str]:
-    """The text's lines as drawn: wrapped at COLUMNS, at most ROWS of them."""
+def lines_of(text: str, width: int = COLUMNS, rows: int = ROWS) -> list[str]:
+    """The text's lines as drawn: wrapped at `width` characters, at most `rows` of them."""
     out: list[str] = []
     for line in text.splitlines():
-        out.extend(textwrap.wrap(line, COLUMNS, subsequent_indent="  ", drop_whitespace=False) or [""])
-    if len(out) > ROWS:
-        out = out[:ROWS - 1] + [out[ROWS - 1][:COLUMNS - 1] + "…"]
+        out.extend(textwrap.wrap(line, width, subsequent_indent="  ", drop_whitespace=False) or [""])
+    if len(out) > rows:
+        out = out[:rows - 1] + [out[rows - 1][:width - 1] + "…"]
     return out
 
 
-def _canvas(title: str):
+def _canvas(title: str, layout: str):
     from PIL import Image, ImageDraw
 
-    img = Image.new("RGB", (WIDTH, HEIGHT), (236, 242, 230))
+    width, height = LAYOUTS[check_layout(layout)]
+    img = Image.new("RGB", (width, height), (236, 242, 230))
     draw = ImageDraw.Draw(img)
-    draw.rectangle([0, 0, WIDTH - 1, MARGIN + LINE_H], fill=(40, 70, 50))
-    draw.text((MARGIN, MARGIN // 2), title[:COLUMNS], fill=(255, 255, 255), font=_font())
+    draw.rectangle([0, 0, width - 1, MARGIN + LINE_H], fill=(40, 70, 50))
+    draw.text((MARGIN, MARGIN // 2), title[:columns(width)], fill=(255, 255, 255), font=_font())
     return img, draw
 
 
-def picture(text: str, title: str) -> np.ndarray:
-    """A WIDTH x HEIGHT RGB picture (uint8, shape (HEIGHT, WIDTH, 3)) of `text` under `title`."""
-    img, draw = _canvas(title)
-    font = _font()
-    y = MARGIN + LINE_H + 6
-    for line in lines_of(text):
-        draw.text((MARGIN, y), line, fill=(20, 20, 20), font=font)
+def _text(img, draw, text: str, y: int) -> np.ndarray:
+    """`text` from `y` down to the foot of the picture, framed; the picture as an array."""
+    width, height = img.size
+    for line in lines_of(text, columns(width), max(1, (height - MARGIN - y) // LINE_H)):
+        draw.text((MARGIN, y), line, fill=(20, 20, 20), font=_font())
         y += LINE_H
-    draw.rectangle([0, 0, WIDTH - 1, HEIGHT - 1], outline=(40, 70, 50), width=2)
+    draw.rectangle([0, 0, width - 1, height - 1], outline=(40, 70, 50), width=2)
     return np.asarray(img, dtype=np.uint8).copy()
+
+
+def picture(text: str, title: str, layout: str = "landscape") -> np.ndarray:
+    """An RGB picture (uint8, shape (height, width, 3) of `layout`) of `text` under `title`."""
+    img, draw = _canvas(title, layout)
+    return _text(img, draw, text, MARGIN + LINE_H + 6)
 
 
 # -- the table ------------------------------------------------------------------------------
@@ -143,34 +166,37 @@ def _hand(draw, x: int, y: int, h: int, cards: list, right: int) -> None:
         at += s
 
 
-def table(engine, viewer: int | None, title: str) -> np.ndarray:
-    """A WIDTH x HEIGHT RGB picture (uint8, shape (HEIGHT, WIDTH, 3)) of the table as `viewer`
+def seat_rows(num_players: int, layout: str = "landscape") -> tuple[int, int]:
+    """(top, height) of the seats' rows: seat s's row starts at top + s * height."""
+    width, height = LAYOUTS[layout]
+    if width > height:
+        return MARGIN + LINE_H + 6, max(26, min(50, int(height * 0.5) // num_players))
+    return MARGIN + LINE_H + 6, LINE_H + max(30, min(60, int(height * 0.45) // num_players - LINE_H))
+
+
+def table(engine, viewer: int | None, title: str, layout: str = "landscape") -> np.ndarray:
+    """An RGB picture (uint8, shape (height, width, 3) of `layout`) of the table as `viewer`
     sees it (None: the spectator, who sees every hand)."""
-    img, draw = _canvas(title)
+    img, draw = _canvas(title, layout)
+    width, height = img.size
     n = engine.num_players
-    top = MARGIN + LINE_H + 6
-    row_h = max(26, min(50, int(HEIGHT * 0.5) // n))
-    card_h = row_h - 8
+    top, row_h = seat_rows(n, layout)
+    beside = width > height  # landscape: the label beside the cards; portrait: above them
     for s in range(n):
         y = top + s * row_h
         if s == viewer:
-            draw.rectangle([4, y - 2, WIDTH - 5, y + row_h - 3], fill=(255, 244, 204))
+            draw.rectangle([4, y - 2, width - 5, y + row_h - 3], fill=(255, 244, 204))
         seen = viewer is None or viewer == s
         cards = engine.hand_cards(s)  # its length is public; its names only where `seen`
         label = f"player_{s}" + (" (you)" if s == viewer else "")
+        score = f"score {engine.scores[s]}"
         draw.text((MARGIN, y + 2), label, fill=(20, 20, 20), font=_bold(13))
-        draw.text((MARGIN, y + 18), f"score {engine.scores[s]}", fill=(70, 80, 90), font=_font())
-        _hand(draw, LABEL_W, y + 2, card_h, cards if seen else [None] * len(cards), WIDTH - MARGIN)
+        if beside:
+            draw.text((MARGIN, y + 18), score, fill=(70, 80, 90), font=_font())
+            _hand(draw, LABEL_W, y + 2, row_h - 8, cards if seen else [None] * len(cards), width - MARGIN)
+        else:
+            draw.text((MARGIN + int(_bold(13).getlength(label)) + 12, y + 2), score, fill=(70, 80, 90), font=_font())
+            _hand(draw, MARGIN, y + LINE_H + 2, row_h - LINE_H - 8, cards if seen else [None] * len(cards), width - MARGIN)
     y = top + n * row_h + 2
-    draw.line([MARGIN, y, WIDTH - MARGIN, y], fill=(160, 175, 160), width=1)
-    y += 6
-    text = engine.render() if viewer is None else engine.view(viewer)
-    rows = max(1, (HEIGHT - MARGIN - y) // LINE_H)
-    lines = lines_of(text)
-    if len(lines) > rows:
-        lines = lines[:rows - 1] + [lines[rows - 1][:COLUMNS - 1] + "…"]
-    for line in lines:
-        draw.text((MARGIN, y), line, fill=(20, 20, 20), font=_font())
-        y += LINE_H
-    draw.rectangle([0, 0, WIDTH - 1, HEIGHT - 1], outline=(40, 70, 50), width=2)
-    return np.asarray(img, dtype=np.uint8).copy()
+    draw.line([MARGIN, y, width - MARGIN, y], fill=(160, 175, 160), width=1)
+    return _text(img, draw, engine.render() if viewer is None else engine.view(viewer), y + 6)

@@ -250,7 +250,8 @@ class SingleAgentEnv(gymnasium.Env):
         """The seat's own view of the table (`Engine.view`): text for "ansi", printed for "human",
         its picture for "rgb_array" (`envs.picture`)."""
         return rendered(self.render_mode, self._has_reset, lambda: self.aec.game.view(self.seat),
-                        f"{self.game_name}: {self.agent}'s view", engine=self.aec.game, viewer=self.seat)
+                        f"{self.game_name}: {self.agent}'s view", engine=self.aec.game, viewer=self.seat,
+                        layout=self.aec.render_layout)
 
     def close(self) -> None:
         self.aec.close()

@@ -81,7 +81,7 @@ def test_hands_drawn_face_up_for_the_wrong_seat_fail_the_redeal_check(monkeypatc
     env.reset(seed=2)
     honest = env.render()
     drawn = picture.table
-    monkeypatch.setattr(picture, "table", lambda engine, viewer, title: drawn(engine, None, title))  # planted leak
+    monkeypatch.setattr(picture, "table", lambda engine, viewer, title, layout: drawn(engine, None, title, layout))  # planted leak
     img = env.render()
     assert not np.array_equal(img, honest)
     env.aec.game.shuffle_hidden(1, np.random.default_rng(0))
@@ -103,9 +103,49 @@ def test_the_seats_own_cards_are_drawn(game):
     else:
         pytest.skip("no redeal changed the hand")
     rows = np.flatnonzero((env.render() != before).any(axis=(1, 2)))
-    top = picture.MARGIN + picture.LINE_H + 6
-    row_h = max(26, min(50, int(picture.HEIGHT * 0.5) // engine.num_players))
+    top, row_h = picture.seat_rows(engine.num_players)
     assert rows.size and rows.min() >= top - 2 and rows.min() < top + row_h  # seat 0's row changed
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_portrait_layout_in_every_env_form_shows_nothing_the_seat_cannot_see(game):
+    portrait = (picture.LAYOUTS["portrait"][1], picture.LAYOUTS["portrait"][0], 3)
+    aec = envs.make(game, render_mode="rgb_array", render_layout="portrait")
+    aec.reset(seed=3)
+    assert aec.render().shape == portrait
+    assert np.array_equal(aec.render(), picture.table(aec.unwrapped.game, None, f"{game}_v0: the table (spectator)", "portrait"))
+    par = envs.module(game).parallel_env(render_mode="rgb_array", render_layout="portrait")
+    par.reset(seed=3)
+    assert par.render().shape == portrait
+    env = make_single_agent(game, seat=1, opponents="random", render_mode="rgb_array", render_layout="portrait")
+    env.reset(seed=2)
+    img = env.render()
+    engine = env.aec.game
+    assert img.shape == portrait and (img == picture.BACK).all(axis=2).any()
+    assert np.array_equal(img, picture.table(engine, 1, f"{game}: player_1's view", "portrait"))
+    landscape = picture.table(engine, 1, f"{game}: player_1's view")
+    assert landscape.shape == SHAPE
+    for k in range(3):  # redealing every card seat 1 cannot see leaves its picture unchanged
+        engine.shuffle_hidden(1, np.random.default_rng(k))
+        assert np.array_equal(env.render(), img)
+    # The seat's own cards sit in its row, under its label: a redeal of its hand changes that band first.
+    cards = engine.hand_cards(1)
+    for k in range(20):
+        engine.shuffle_hidden(0, np.random.default_rng(k))  # seat 0's hidden cards: seat 1's hand among them
+        if engine.hand_cards(1) != cards:
+            break
+    else:
+        pytest.skip("no redeal changed the hand")
+    rows = np.flatnonzero((env.render() != img).any(axis=(1, 2)))
+    top, row_h = picture.seat_rows(engine.num_players, "portrait")
+    assert rows.size and top + row_h <= rows.min() < top + 2 * row_h
+
+
+def test_an_unknown_layout_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="render_layout must be one of"):
+        envs.make("neu", render_layout="square")
+    with pytest.raises(ValueError, match="render_layout must be one of"):
+        make_single_agent("neu", opponents="random", render_layout="square")
 
 
 def test_long_text_wraps_and_clips_to_the_fixed_size():

@@ -815,3 +815,41 @@ def test_a_small_preset_game_takes_the_presets_player_count_and_replays():
         got = open_games.act(got["id"], {"action": int(rnd.choice([m["action"] for m in got["legal"]]))})
     game = replay.loads(got["replay"])
     assert game.num_players == 2 and game.rule_options["rules"] == "small"
+
+
+def _get_bytes(url: str) -> tuple[int, str, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as res:
+            return res.status, res.headers["Content-Type"], res.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers["Content-Type"], e.read()
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_pages_picture_is_the_envs_drawing_of_the_humans_view(game):
+    import io
+
+    from PIL import Image
+
+    from envs import picture
+
+    with running() as server:
+        url = server.url.rstrip("/")
+        status, data = request("POST", f"{url}/api/games", {"game": game, "human": 1, "bots": "random", "seed": 4})
+        assert status == 200
+        live = server.games.games[data["id"]]
+        for layout in ("landscape", "portrait"):
+            status, ctype, png = _get_bytes(f"{url}/api/games/{data['id']}/picture?layout={layout}")
+            assert status == 200 and ctype == "image/png"
+            img = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+            name = live.engine.display_name or game
+            assert np.array_equal(img, picture.table(live.engine, 1, f"{name}: player_1's view (you)", layout))
+            assert img.shape[:2] == picture.LAYOUTS[layout][::-1]
+        # The human's view only: redealing what seat 1 cannot see leaves the picture's bytes unchanged.
+        for k in range(3):
+            live.engine.shuffle_hidden(1, np.random.default_rng(k))
+            assert _get_bytes(f"{url}/api/games/{data['id']}/picture?layout=portrait")[2] == png
+        status, body = request("GET", f"{url}/api/games/{data['id']}/picture?layout=square")
+        assert status == 400 and "layout must be one of" in body["error"]
+        status, body = request("GET", f"{url}/api/games/0000/picture")
+        assert status == 404

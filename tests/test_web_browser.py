@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from envs import picture
 from experiments import replay
 from tests.test_web import record_games, running, serve
 
@@ -242,6 +243,13 @@ def test_play_each_game_by_clicking_with_a_reload(browser, site, shots, game, wi
                 reloaded = True
                 if width == 390:
                     pg.screenshot(path=str(shots / f"play-{game}-{width}.png"), full_page=True)
+                # The Picture link: the envs' drawing of this seat's view, in the layout for the screen.
+                href = pg.get_attribute("#picture", "href")
+                layout = "portrait" if width == 390 else "landscape"
+                assert pg.locator("#picture").is_visible() and href.endswith(f"/picture?layout={layout}"), href
+                size = pg.evaluate("""async (h) => { const b = await (await fetch(h)).blob();
+                    const i = await createImageBitmap(b); return [b.type, i.width, i.height]; }""", href)
+                assert size == ["image/png", *picture.LAYOUTS[layout]], size
             names = pg.evaluate("[...document.querySelectorAll('#legal button')].map((b) => b.textContent)")
             if names == ["pass"]:
                 lone_passes += 1

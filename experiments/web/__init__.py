@@ -57,6 +57,9 @@ body without a length, too long, or not JSON):
   was when the round ended. A finished game's last answer carries its seed
   and the game as replay text; it takes no more moves. Games go when idle
   for ``IDLE_S`` seconds, and the oldest when more than ``MAX_GAMES`` are open.
+* ``GET /api/games/<id>/picture?layout=landscape|portrait`` -> the table now
+  as the human's seat sees it, as a PNG: the picture ``render_mode="rgb_array"``
+  draws (`envs.picture`), so the page and the envs share one drawing.
 """
 
 from __future__ import annotations
@@ -117,6 +120,9 @@ class Handler(GuardedHandler):
             self._json(200, self.server.replays.get("/".join(parts[2:]), view))
         elif method == "GET" and len(parts) == 3 and parts[:2] == ["api", "games"]:
             self._json(200, self.server.games.show(parts[2]))
+        elif method == "GET" and len(parts) == 4 and parts[:2] == ["api", "games"] and parts[3] == "picture":
+            layout = parse_qs(url.query).get("layout", ["landscape"])[-1]
+            self._send(200, self.server.games.picture(parts[2], layout), "image/png")
         elif method == "POST" and parts == ["api", "games"]:
             self._json(200, self.server.games.create(body))
         elif method == "POST" and len(parts) == 4 and parts[:2] == ["api", "games"] and parts[3] == "act":

@@ -247,6 +247,25 @@ class OpenGames:
             live = self._open(gid)
             return live.answer(gid, list(live.frames))
 
+    def picture(self, gid: str, layout: str) -> bytes:
+        """The table now as the human's seat sees it, drawn as ``render_mode="rgb_array"`` draws
+        it (`envs.picture.table`, in `layout`), as PNG bytes."""
+        import io
+
+        from PIL import Image
+
+        from envs.picture import LAYOUTS, table
+
+        if layout not in LAYOUTS:
+            raise ApiError(400, f"layout must be one of {sorted(LAYOUTS)}, got {layout[:40]!r}")
+        with self.lock:
+            live = self._open(gid)
+            name = live.engine.display_name or live.game
+            img = table(live.engine, live.human, f"{name}: player_{live.human}'s view (you)", layout)
+        out = io.BytesIO()
+        Image.fromarray(img).save(out, format="PNG")
+        return out.getvalue()
+
     def act(self, gid: str, body: dict) -> dict:
         with self.lock:
             live = self._open(gid)

@@ -479,6 +479,17 @@ function beginGame(data, instant) {
   $("p-fold").open = !(matchMedia("(max-width: 900px)").matches && !data.over);
   $("info").textContent = `${displayName(data.game)} · ${data.players} players · you are player_${data.human}; bots: ${data.agents.filter((a) => a !== "you").join(", ")}`;
   receive(data, instant);
+  showPictureLink();
+}
+
+// The table as the envs draw it (render_mode="rgb_array"), in the layout that fits this screen.
+function showPictureLink() {
+  const link = $("picture");
+  const open = state.mode === "play" && state.game && state.game.id;
+  link.classList.toggle("hidden", !open);
+  if (!open) return;
+  const layout = matchMedia("(max-width: 900px)").matches ? "portrait" : "landscape";
+  link.href = `/api/games/${encodeURIComponent(state.game.id)}/picture?layout=${layout}`;
 }
 
 async function resumeGame(id) {
@@ -606,6 +617,7 @@ function setMode(mode) {
   $("play-side").classList.toggle("hidden", mode !== "play");
   for (const id of ["seat-box", "watch-controls"]) $(id).classList.toggle("hidden", mode !== "watch" || !state.replay);
   $("legal").classList.toggle("hidden", mode !== "play");
+  showPictureLink();
   clearTable();
   if (mode === "watch") {
     $("info").textContent = "Pick a replay.";
