@@ -89,11 +89,11 @@ def make_raw(name: str, **kwargs: Any):
     return module(name).raw_env(**kwargs)
 
 
-def box_obs(env):
+def box_obs(env, mask_form: str = "array"):
     """Float32 Box observations, mask in ``infos[agent]["action_mask"]``: see `envs.wrappers`."""
     from envs.wrappers import box_obs as wrap
 
-    return wrap(env)
+    return wrap(env, mask_form)
 
 
 def make_single_agent(game: str, num_players: int | None = 4, seat: int = 0, *, opponents: Any,

@@ -402,6 +402,27 @@ def test_box_obs_on_the_parallel_env_passes_parallel_api_test():
 
 
 @pytest.mark.parametrize("game", GAMES)
+def test_box_obs_gives_masks_as_lists_of_ints_when_asked(game):
+    # AgileRL's form: the same masks, as lists, in both the parallel and the AEC form.
+    arrays = envs.box_obs(envs.module(game).parallel_env(num_players=4))
+    lists = envs.box_obs(envs.module(game).parallel_env(num_players=4), mask_form="list")
+    (_, a_info), (_, l_info) = arrays.reset(seed=5), lists.reset(seed=5)
+    for _ in range(30):
+        assert all(type(l_info[a]["action_mask"]) is list and l_info[a]["action_mask"] == a_info[a]["action_mask"].tolist()
+                   for a in arrays.agents)
+        acts = {a: int(np.flatnonzero(a_info[a]["action_mask"])[0]) for a in arrays.agents}
+        (*_, a_info), (*_, l_info) = arrays.step(acts), lists.step(acts)
+        if not arrays.agents:
+            break
+    aec = envs.box_obs(envs.make(game), mask_form="list")
+    aec.reset(seed=5)
+    mask = aec.last()[-1]["action_mask"]
+    assert type(mask) is list and mask == aec.unwrapped.action_mask(aec.agent_selection).tolist()
+    with pytest.raises(ValueError, match="mask_form must be one of"):
+        envs.box_obs(envs.make(game), mask_form="tuple")
+
+
+@pytest.mark.parametrize("game", GAMES)
 def test_pufferlib_takes_the_parallel_form_and_names_it_when_given_the_aec_form(game):
     pytest.importorskip("pufferlib.emulation")
     import pufferlib.vector

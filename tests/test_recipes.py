@@ -328,3 +328,25 @@ def test_cleanrl_gymnasium_0_29_loop_fails_or_logs_nothing_under_gymnasium_1():
                 break
         vec.close()
         assert ended >= 1
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_agilerl_ippo(game, capsys):
+    # AgileRL needs an environment of its own (pettingzoo<1.27): this runs there, and skips in CI.
+    pytest.importorskip("agilerl")
+    from experiments.recipes import agilerl_ippo
+
+    run_recipe(agilerl_ippo, 512, capsys, game=game)
+
+
+def test_agilerl_ippo_without_agilerl_says_where_to_install_it(capsys, monkeypatch):
+    import sys
+
+    from experiments.recipes import agilerl_ippo
+
+    monkeypatch.setitem(sys.modules, "agilerl", None)  # an import of it fails, as when it is absent
+    with pytest.raises(SystemExit) as stop:
+        agilerl_ippo.main(["--steps", "10"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "needs agilerl" in err and "virtual environment" in err, err

@@ -35,8 +35,9 @@ def parse_args(prog: str, description: str, argv: Sequence[str] | None, steps: i
     return args
 
 
-def require(prog: str, modules: Sequence[str], extra: str) -> None:
-    """Exit 2 with one line when the recipe's library is not installed (or not importable)."""
+def require(prog: str, modules: Sequence[str], extra: str, how: str | None = None) -> None:
+    """Exit 2 with one line when the recipe's library is not installed (or not importable); `how`
+    replaces the line's ``pip install 'cardzoo[extra]'``."""
     missing = []
     for m in modules:
         try:
@@ -44,7 +45,8 @@ def require(prog: str, modules: Sequence[str], extra: str) -> None:
         except ImportError:  # ray without the rllib extra's dependencies fails here, too
             missing.append(m)
     if missing:
-        sys.stderr.write(f"python -m experiments.recipes.{prog}: error: needs {', '.join(missing)}: pip install 'cardzoo[{extra}]'\n")
+        sys.stderr.write(f"python -m experiments.recipes.{prog}: error: needs {', '.join(missing)}: "
+                         f"{how or f'pip install {chr(39)}cardzoo[{extra}]{chr(39)}'}\n")
         sys.exit(2)
 
 
