@@ -93,18 +93,20 @@ def test_the_seats_own_cards_are_drawn(game):
     # Another deal of the seat's own hand changes the picture from the seat's own row of cards down.
     env = make_single_agent(game, seat=0, opponents="random", render_mode="rgb_array")
     env.reset(seed=5)
-    engine = env.aec.game
-    before = env.render()
-    cards = engine.hand_cards(0)
-    for k in range(20):
-        engine.shuffle_hidden(1, np.random.default_rng(k))  # seat 1's hidden cards: seat 0's hand among them
-        if engine.hand_cards(0) != cards:
-            break
-    else:
-        pytest.skip("no redeal changed the hand")
-    rows = np.flatnonzero((env.render() != before).any(axis=(1, 2)))
-    top, row_h = picture.seat_rows(engine.num_players)
+    rows = rows_changed_by_a_new_hand(env, 0)
+    top, row_h = picture.seat_rows(env.num_players)
     assert rows.size and rows.min() >= top - 2 and rows.min() < top + row_h  # seat 0's row changed
+
+
+def rows_changed_by_a_new_hand(env, seat: int) -> np.ndarray:
+    """The picture rows that change when another seat's redeal gives `seat` another hand."""
+    engine, before = env.aec.game, env.render()
+    cards = engine.hand_cards(seat)
+    for k in range(20):
+        engine.shuffle_hidden(1 - seat, np.random.default_rng(k))  # that seat's hidden cards: `seat`'s hand among them
+        if engine.hand_cards(seat) != cards:
+            return np.flatnonzero((env.render() != before).any(axis=(1, 2)))
+    pytest.skip("no redeal changed the hand")
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -129,14 +131,7 @@ def test_the_portrait_layout_in_every_env_form_shows_nothing_the_seat_cannot_see
         engine.shuffle_hidden(1, np.random.default_rng(k))
         assert np.array_equal(env.render(), img)
     # The seat's own cards sit in its row, under its label: a redeal of its hand changes that band first.
-    cards = engine.hand_cards(1)
-    for k in range(20):
-        engine.shuffle_hidden(0, np.random.default_rng(k))  # seat 0's hidden cards: seat 1's hand among them
-        if engine.hand_cards(1) != cards:
-            break
-    else:
-        pytest.skip("no redeal changed the hand")
-    rows = np.flatnonzero((env.render() != img).any(axis=(1, 2)))
+    rows = rows_changed_by_a_new_hand(env, 1)
     top, row_h = picture.seat_rows(engine.num_players, "portrait")
     assert rows.size and top + row_h <= rows.min() < top + 2 * row_h
 
