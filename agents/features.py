@@ -98,7 +98,9 @@ FEATURES = {
 
 
 # game -> the compiled copy of FEATURES[game] over a batch (the same values; tests/test_learn.py checks them)
-BATCH_FEATURES = {"not_your_mas_jong": "agents.features_batch:with_features"}
+# The module that computes a game's features for a whole batch: its `with_features(obs, n)`, and
+# `features_into(obs, n, out)` with `SIZE`, unchecked, for `agents.ppo.PPOAgent`'s compiled inputs.
+BATCH_FEATURES = {"not_your_mas_jong": "agents.features_batch"}
 
 
 def has_batch_features(game: str) -> bool:
@@ -108,10 +110,14 @@ def has_batch_features(game: str) -> bool:
 
 def batch_features(game: str, obs: np.ndarray, num_players: int) -> np.ndarray:
     """[N, obs_size] -> [N, obs_size + feature_size]: every row followed by its features."""
+    return batch_features_module(game).with_features(obs, num_players)
+
+
+def batch_features_module(game: str):
+    """The module of `BATCH_FEATURES` for `game`, imported on first use (numba loads only when asked for)."""
     import importlib
 
-    module, name = BATCH_FEATURES[game].split(":")  # imported on first use: numba loads only when asked for
-    return getattr(importlib.import_module(module), name)(obs, num_players)
+    return importlib.import_module(BATCH_FEATURES[game])
 
 
 def feature_size(game: str, num_players: int) -> int:

@@ -25,7 +25,7 @@ import numpy as np
 
 from agents.base import Agent, batch_arrays, can_act_batch, checked_moves
 from agents.checkpoint import CHECKPOINT_FORMAT, CheckpointError, build_network, read_checkpoint  # noqa: F401 (re-exported)
-from agents.features import batch_features, has_batch_features
+from agents.features import batch_features_module, has_batch_features
 from agents.heuristic import heuristic_class
 from agents.network import actor_arrays, actor_logits, greedy_moves, policy_input
 
@@ -71,6 +71,7 @@ class PPOAgent(Agent):
         agent._batch_features = (features and has_batch_features(ckpt["game"])
                                  and (not hint or can_act_batch(hinter)))
         agent._hinter = hinter
+        agent._features = batch_features_module(ckpt["game"]) if agent._batch_features else None
         if hinter is not None:
             import importlib
 
@@ -124,41 +125,32 @@ class PPOAgent(Agent):
             mask = np.asarray(observation["action_mask"])
             if mask.shape != (self._layers[1][3],):
                 raise ValueError(f"{self.path}: action mask has shape {mask.shape}, the policy expects ({self._layers[1][3]},)")
-            x = self._one_input(obs, mask) if self._batch_features else self._to_input(obs, mask)[None]
+            x = self._batch_input(obs[None], mask[None]) if self._batch_features else self._to_input(obs, mask)[None]
             move = self._greedy(x, mask[None])[0]
             return int(move) if move >= 0 else int(self.legal_actions(observation)[0])  # the all-zeros error
         legal = self.legal_actions(observation)
         mask = np.asarray(observation["action_mask"])
-        x = self._one_input(obs, mask)[0] if self._batch_features else self._to_input(obs, mask)
+        x = self._batch_input(obs[None], mask[None])[0] if self._batch_features else self._to_input(obs, mask)
         return self._choose(self._logits(x), legal)
 
-    def _one_input(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """`_batch_input` of one view, [1, inputs]: the same compiled kernels, called straight."""
-        from agents.features_batch import SIZE, features_into
-
-        size = self._obs_size
-        x = np.zeros((1, int(self._layers[1][0])), np.float32)
-        row = np.ascontiguousarray(obs)[None]
-        x[0, :size] = obs
-        f = np.empty((1, SIZE), np.float32)
-        features_into(row, self.num_players, f)
-        x[0, size:size + SIZE] = f[0]
-        if self._hinter is not None:  # the heuristic's move, from its compiled twin
-            kernel, params = self._hint_kernel
-            m = mask.view(np.int8) if mask.dtype == np.bool_ else mask.astype(np.int8, copy=False)
-            move = kernel(row, np.ascontiguousarray(m)[None], self.num_players, *params)[0]
-            if move >= 0:
-                x[0, size + SIZE + move] = 1.0
-        return x
-
     def _batch_input(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The policy inputs of rows `obs` [N, obs_size] in compiled calls: `_to_input`'s values, row by row."""
-        x = batch_features(self.game, obs, self.num_players)
-        if self._hinter is None:
-            return x
-        hint = np.zeros(mask.shape, np.float32)  # the heuristic reads only the view: the seat changes nothing
-        hint[np.arange(len(obs)), self._hinter.act_batch(obs, mask, np.zeros(len(obs), np.int64))] = 1.0
-        return np.concatenate([x, hint], axis=1)
+        """The policy inputs of rows `obs` [N, obs_size] (act: one row), `_to_input`'s values row by
+        row, written into one array by the compiled kernels called straight: the game's features
+        (`agents.features.BATCH_FEATURES`) and the heuristic's move from its compiled twin."""
+        n, size = len(obs), self._obs_size
+        rows = np.ascontiguousarray(obs, dtype=np.float32)
+        x = np.zeros((n, int(self._layers[1][0])), np.float32)
+        x[:, :size] = rows
+        f = np.empty((n, self._features.SIZE), np.float32)
+        self._features.features_into(rows, self.num_players, f)
+        x[:, size:size + f.shape[1]] = f
+        if self._hinter is not None:  # the heuristic reads only the view: the seat changes nothing
+            kernel, params = self._hint_kernel
+            m = np.ascontiguousarray(mask.view(np.int8) if mask.dtype == np.bool_ else mask, dtype=np.int8)
+            moves = kernel(rows, m, self.num_players, *params)
+            hit = np.flatnonzero(moves >= 0)  # none legal: no hint, and act's all-zeros error follows
+            x[hit, size + f.shape[1] + moves[hit]] = 1.0
+        return x
 
     def _greedy(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Each row's first most probable legal move (-1 where none is legal), from `_logits`' bits."""

@@ -880,3 +880,20 @@ def test_a_stored_rezip_of_a_good_checkpoint_still_loads(ckpt, tmp_path):
     import zipfile
 
     PPOAgent.load(_rezip(ckpt, tmp_path / "stored.pt", zipfile.ZIP_STORED))
+
+
+def test_ma_jongs_features_and_hint_reach_the_compiled_actor_as_the_readable_inputs(tmp_path):
+    # A checkpoint that reads both (none is shipped): its compiled inputs are `_to_input`'s, bit for bit,
+    # and act and act_batch choose alike, greedy and sampling.
+    export = tmp_path / "fh.pt"
+    train(tiny(tmp_path, run_name="fh", game="not_your_mas_jong", players=4, steps=1, rollout_steps=1, hidden=64,
+               features=True, hint=True, export=str(export)))
+    obs, masks = views_of(CHECKPOINT_DIR / "not_your_mas_jong_4p.pt", more=100)  # Ma's Jong 4p views
+    bot = PPOAgent.load(export, seed=0)
+    assert bot._batch_features and bot._hinter is not None
+    x = np.stack([bot._to_input(o, m) for o, m in zip(obs, masks)])
+    assert np.array_equal(bot._batch_input(obs, masks), x) and np.array_equal(bot._batch_input(obs[3:4], masks[3:4]), x[3:4])
+    seats = np.zeros(len(obs), np.int64)
+    for greedy in (True, False):
+        one, many = (PPOAgent.load(export, seed=5, greedy=greedy) for _ in range(2))
+        assert many.act_batch(obs, masks, seats).tolist() == [one.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)]
