@@ -81,7 +81,7 @@ def exploitability(game: str, num_players: int, specs: Sequence[AgentSpec], args
     out = {}
     for spec in specs:
         r = exploit(game, num_players, spec.kind, steps=args.exploit_steps, seed=args.seed, deals=args.exploit_deals,
-                    curve_points=0, say=None)
+                    curve_points=0, say=None, warm_start="none")  # from scratch: the column's budget is all training
         out[spec.name] = {"edge": r.edge, "edge_ci": r.edge_ci, "budget": r.budget, "deals": r.deals, "run_folder": r.run_folder}
         if not args.quiet:
             print(f"{game} {num_players}p: best response against {spec.name}: {r.edge:+.3g} ± {r.edge_ci:.2g} ({r.budget})", flush=True)

@@ -64,7 +64,7 @@ def main(argv=None) -> int:
             t0 = time.time()
             name = "".join(c if c.isalnum() else "_" for c in target)
             r = ex.exploit(args.game, 2, target, steps=steps, seed=args.seed, rules="small", deals=args.deals,
-                           out=os.path.join(args.out, f"{name}_{steps}"), say=None)
+                           out=os.path.join(args.out, f"{name}_{steps}"), say=None, warm_start="none")
             rows.append({"target": target, "steps": steps, "trained_steps": r.steps, "edge": r.edge, "edge_ci": r.edge_ci,
                          **exact, "share": r.edge / exact["gain"] if exact["gain"] else None,
                          "seconds": round(time.time() - t0, 1), "deals": args.deals, "seed": args.seed})
