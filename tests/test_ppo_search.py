@@ -204,6 +204,20 @@ def test_teacher_data_is_distilled_again_without_playing(tmp_path, capsys):
     assert all(torch.equal(v, weights(again)[k]) for k, v in weights(first).items())
 
 
+def test_kl_clone_holds_the_policy_near_a_clone_distilled_from_teacher_data(tmp_path):
+    # --teacher-data is a distillation too: --kl-clone needs no --imitation-steps beside it, and the penalty runs.
+    main(tiny(tmp_path, "a", steps=1, rollout_steps=1))
+    argv = ["--game", "neu", "--players", "3", "--imitation-steps", "0", "--kl-clone", "1", "--steps", "600",
+            "--rollout-steps", "300", "--num-envs", "4", "--workers", "0", "--hidden", "16",
+            "--teacher-data", str(tmp_path / "a" / "teacher.npz"), "--out", str(tmp_path / "b")]
+    main(ppo_search.parse_args(argv))
+    with open(tmp_path / "b" / "progress.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and float(rows[0]["kl_clone_weight"]) == 1.0 and all(float(r["kl_clone"]) >= 0 for r in rows)
+    with pytest.raises(ValueError, match="needs --imitation-steps or --teacher-data"):
+        ppo_search.check_args(dataclasses.replace(ppo_search.parse_args(argv), teacher_data=""))
+
+
 @pytest.mark.parametrize("argv,message", [
     (["--hint", "--imitation-steps", "10"], "--hint is refused"),
     ([], "give --imitation-steps N or --teacher-data PATH"),

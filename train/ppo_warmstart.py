@@ -86,8 +86,9 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be a finite number from 0 to 1,000,000, got {value}")
     if args.kl_clone_final > args.kl_clone:
         raise ValueError(f"--kl-clone-final ({args.kl_clone_final}) must be at most --kl-clone ({args.kl_clone}): the weight decays")
-    if args.kl_clone and not args.imitation_steps:
-        raise ValueError("--kl-clone keeps the policy near the imitation clone: it needs --imitation-steps")
+    if args.kl_clone and not (args.imitation_steps or getattr(args, "teacher_data", "")):  # (train.ppo_search's flag)
+        raise ValueError("--kl-clone keeps the policy near the imitation clone: it needs --imitation-steps"
+                         + (" or --teacher-data" if hasattr(args, "teacher_data") else ""))
     if args.features:
         from agents.features import featurizer
 
