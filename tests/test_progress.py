@@ -23,7 +23,7 @@ COMMANDS = {
     "search_ladder": ["experiments.search_ladder", "--game", "deadfall", "--agent", "pimc:worlds=4", "--deals", "2"],
     "solve": ["experiments.solve", "--game", "deadfall", "--minutes", "0.05"],
     "exploit": ["experiments.exploit", "--game", "neu", "--players", "2", "--target", "random", "--steps", "2048", "--deals",
-                "20", "--curve-points", "2", "--curve-deals", "10", "--warm-start", "none"],
+                "20", "--curve-points", "2", "--curve-deals", "10", "--warm-start-steps", "2000"],
     "train": ["train.ppo", "--game", "neu", "--players", "2", "--steps", "2048"],
 }
 BAR = re.compile(r"(\d+)/(\d+) \[")  # tqdm's "n/total [" as it redraws
