@@ -188,15 +188,16 @@ def table(engine, viewer: int | None, title: str, layout: str = "landscape") -> 
             draw.rectangle([4, y - 2, width - 5, y + row_h - 3], fill=(255, 244, 204))
         seen = viewer is None or viewer == s
         cards = engine.hand_cards(s)  # its length is public; its names only where `seen`
+        cards = cards if seen else [None] * len(cards)
         label = f"player_{s}" + (" (you)" if s == viewer else "")
         score = f"score {engine.scores[s]}"
         draw.text((MARGIN, y + 2), label, fill=(20, 20, 20), font=_bold(13))
         if beside:
             draw.text((MARGIN, y + 18), score, fill=(70, 80, 90), font=_font())
-            _hand(draw, LABEL_W, y + 2, row_h - 8, cards if seen else [None] * len(cards), width - MARGIN)
+            _hand(draw, LABEL_W, y + 2, row_h - 8, cards, width - MARGIN)
         else:
             draw.text((MARGIN + int(_bold(13).getlength(label)) + 12, y + 2), score, fill=(70, 80, 90), font=_font())
-            _hand(draw, MARGIN, y + LINE_H + 2, row_h - LINE_H - 8, cards if seen else [None] * len(cards), width - MARGIN)
+            _hand(draw, MARGIN, y + LINE_H + 2, row_h - LINE_H - 8, cards, width - MARGIN)
     y = top + n * row_h + 2
     draw.line([MARGIN, y, width - MARGIN, y], fill=(160, 175, 160), width=1)
     return _text(img, draw, engine.render() if viewer is None else engine.view(viewer), y + 6)

@@ -45,8 +45,8 @@ def require(prog: str, modules: Sequence[str], extra: str, how: str | None = Non
         except ImportError:  # ray without the rllib extra's dependencies fails here, too
             missing.append(m)
     if missing:
-        sys.stderr.write(f"python -m experiments.recipes.{prog}: error: needs {', '.join(missing)}: "
-                         f"{how or f'pip install {chr(39)}cardzoo[{extra}]{chr(39)}'}\n")
+        how = how or f"pip install 'cardzoo[{extra}]'"
+        sys.stderr.write(f"python -m experiments.recipes.{prog}: error: needs {', '.join(missing)}: {how}\n")
         sys.exit(2)
 
 
