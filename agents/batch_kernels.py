@@ -36,23 +36,28 @@ def bounded(rng, s, count):
     return np.int64(m >> _32)
 
 
+@njit(cache=True, inline="always")
+def draw_one(row, rng, s):
+    """The k-th legal move of one mask row, k drawn from stream ``s`` as NumPy would; -1 (and
+    no draw) when no move is legal."""
+    count = 0
+    for a in range(row.shape[0]):
+        count += row[a] != 0
+    if count == 0:
+        return np.int64(-1)
+    k = bounded(rng, s, count)
+    a = 0
+    while row[a] == 0 or k > 0:
+        k -= row[a] != 0
+        a += 1
+    return np.int64(a)
+
+
 @njit(cache=True)
 def _draw(mask, stream_of_row, rng, out):
     """The k-th legal move of each row, k drawn as NumPy would; -1 where no move is legal."""
     for t in range(mask.shape[0]):
-        row = mask[t]
-        count = 0
-        for a in range(row.shape[0]):
-            count += row[a] != 0
-        if count == 0:
-            out[t] = -1
-            continue
-        k = bounded(rng, stream_of_row[t], count)
-        a = 0
-        while row[a] == 0 or k > 0:
-            k -= row[a] != 0
-            a += 1
-        out[t] = a
+        out[t] = draw_one(mask[t], rng, stream_of_row[t])
 
 
 def _words(generator: np.random.Generator) -> np.ndarray:
@@ -121,3 +126,4 @@ def seed_streams(streams, seeded, rows, seeds, num_players: int):
     R.seed_rows(flat, (rows[:, None] * num_players + np.arange(num_players)).reshape(-1), seeds.astype(np.uint64).reshape(-1))
     seeded[rows] = True
     return streams, seeded
+

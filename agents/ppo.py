@@ -27,7 +27,8 @@ from agents.base import Agent, batch_arrays, can_act_batch, checked_moves
 from agents.checkpoint import CHECKPOINT_FORMAT, CheckpointError, build_network, read_checkpoint  # noqa: F401 (re-exported)
 from agents.features import batch_features_module, has_batch_features
 from agents.heuristic import heuristic_class
-from agents.network import actor_arrays, actor_logits, greedy_moves, policy_input
+from agents.actor_kernels import actor_logits, greedy_moves
+from agents.network import actor_arrays, policy_input
 
 CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
 
@@ -78,7 +79,7 @@ class PPOAgent(Agent):
             agent._hint_kernel = (importlib.import_module(hinter.kernel).act_batch,
                                   tuple(getattr(hinter, p) for p in hinter.kernel_params))
         agent._obs_size = int(ckpt["obs_size"])
-        # act() and act_batch() run the compiled actor (agents.network.actor_logits): a row's logits
+        # act() and act_batch() run the compiled actor (agents.actor_kernels.actor_logits): a row's logits
         # do not depend on its batch, and one observation takes microseconds, not torch's call overhead.
         agent._layers = actor_arrays(net)
         agent.info = {k: ckpt[k] for k in ("critic", "meta") if k in ckpt}
@@ -100,7 +101,7 @@ class PPOAgent(Agent):
 
     def _logits(self, x: np.ndarray) -> np.ndarray:
         """The actor's logits for policy inputs `x` (one row or many), in float64: each row's are the
-        same bits alone or in any batch (agents.network.actor_logits), so act_batch breaks a
+        same bits alone or in any batch (agents.actor_kernels.actor_logits), so act_batch breaks a
         near-tie as act does."""
         params, dims = self._layers
         rows = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, int(dims[0]))

@@ -415,6 +415,34 @@ class VectorEnv:
             raise RuntimeError(f"a {self.game} play-out did not end in {limit} steps")
         return values, int(steps)
 
+    def play_games(self, rows: Any, kernel: Any, params: tuple, limit: int = 20_000) -> dict | int:
+        """Play tables ``rows`` from where they stand to their games' ends in one compiled call,
+        every move chosen by a compiled lineup (a tournament's batch: `agents.batch_kernels`,
+        a heuristic's ``table_rows``). ``kernel`` runs `envs.vector.loops.play_games` with this
+        game's kernels; ``params`` are its policy's. Returns ``{"values", "moves", "scores",
+        "ranks"}``: every seat's summed rewards (float64, as `step` returns them, added), the
+        moves made, and the final scores and ranks, one row per table of ``rows``; or, when the
+        policy could not choose a legal move, the index in ``rows`` of that table. The tables
+        then start their next games, as `step` would have left them."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before play_games()")
+        r = self._table_rows(rows)
+        R, n = r.size, self.num_players
+        values, moves = np.zeros((R, n)), np.zeros(R, np.int64)
+        done = np.zeros(self.num_envs, np.bool_)
+        steps = kernel(self._st, r, values, moves, int(limit), np.zeros((self.num_envs, n), np.float32), done,
+                       self.final_scores, self.final_ranks, self._scratch, np.empty((R, self.obs_size), np.float32),
+                       np.zeros((R, self.num_actions), np.int8), np.empty(R, np.int64), np.empty(R, np.int64),
+                       np.empty(R, np.int64), np.empty(R, np.int64), params) if R else 0
+        result = {"values": values, "moves": moves, "scores": self.final_scores[r].copy(), "ranks": self.final_ranks[r].copy()}
+        finished = r[done[r]]
+        if finished.size:
+            self._start(finished)
+        self._views(r, None)
+        if steps == -1:
+            raise RuntimeError(f"a {self.game} game did not end in {limit} moves")
+        return int(-2 - steps) if steps < -1 else result
+
     def copy_rows(self, src: Any, dst: Any) -> None:
         """Tables ``dst[i]`` take table ``src[i]``'s game as it stands (position, scores and
         chance stream: from then on both play the same game for the same moves). Search loads

@@ -28,12 +28,17 @@ COMPILE_SECONDS = {"not_for_me": 35, "deadfall": 10, "neu": 10, "not_your_mas_jo
 GAME_NAMES = {"not_for_me": "Not For Me", "deadfall": "Deadfall", "neu": "Neu", "not_your_mas_jong": "Not Your Ma's Jong"}
 
 
-def game_of(module: str) -> str | None:
-    """The game whose kernels a module holds ("envs.vector.neu", "agents.heuristic.kernels.neu_belief"), if one."""
+def game_of(module: str, name: str = "") -> str | None:
+    """The game whose kernels a module holds ("envs.vector.neu", "agents.heuristic.kernels.neu_belief"),
+    or else the game a kernel is named by ("agents.lineups", "neu"), if one."""
     last = module.rsplit(".", 1)[-1]
     if last == "mas_jong_belief":
         return "not_your_mas_jong"
-    return next((g for g in sorted(COMPILE_SECONDS, key=len, reverse=True) if last == g or last.startswith(g + "_")), None)
+    for word in (last, name.lstrip("_")):
+        game = next((g for g in sorted(COMPILE_SECONDS, key=len, reverse=True) if word == g or word.startswith(g + "_")), None)
+        if game is not None:
+            return game
+    return None
 
 
 def notice(game: str | None) -> str:
@@ -64,7 +69,8 @@ class CompileNotice(event.Listener):
     def on_start(self, ev) -> None:
         if not self.ours(ev):
             return
-        game = game_of(ev.data["dispatcher"].py_func.__module__)
+        func = ev.data["dispatcher"].py_func
+        game = game_of(func.__module__, func.__name__)
         if game not in self.said and (game is not None or not self.said):  # the shared notice once, before any game's
             print(notice(game), file=self.stream or sys.stderr, flush=True)
             self.said.add(game)

@@ -143,3 +143,56 @@ def play_out(st, rows, actions, values, round_only, limit, rewards, done, final_
         write_views(st, tables[:k], who[:k], obs[:k], mask[:k], True)
         policy(obs[:k], mask[:k], n, params, actions[:k])
     return -1
+
+
+@njit(cache=True, inline="always")
+def play_games(st, rows, values, moves, limit, rewards, done, final_scores, final_ranks, scratch,
+               obs, mask, who, tables, active, actions, step_rows, write_views, policy, params):
+    """Play tables ``rows`` from where they stand to their games' ends, every move chosen by a
+    compiled ``policy``: a tournament's batch without Python between steps.
+
+    ``policy(obs, mask, rows, seats, params, out)`` chooses the moves for a batch of views;
+    ``rows[i]`` is the index into ``rows`` of the view's table (what per-row streams and
+    lineups are kept by) and ``seats[i]`` the seat to act there. It returns -1, or the index
+    of a view whose move it could not choose. Every seat's rewards are added into
+    ``values[i]`` (float64, each step's float32 rewards as `step` returns them) and the
+    moves made counted in ``moves[i]``; ``done[t]`` is left set at every table, and its
+    final scores and ranks in ``final_scores[t]``, ``final_ranks[t]``. The other arrays
+    are scratch space sized for ``rows``. Returns the agent-steps played; -1 when a game did
+    not end in ``limit`` moves; -2 - i when the policy failed at the table ``rows[i]``.
+    """
+    n = values.shape[1]
+    k = rows.shape[0]
+    for i in range(k):
+        active[i] = i
+        tables[i] = rows[i]
+        who[i] = st.cur[rows[i]]
+        done[rows[i]] = False
+    write_views(st, tables[:k], who[:k], obs[:k], mask[:k], True)
+    steps = 0
+    for _ in range(limit):
+        bad = policy(obs[:k], mask[:k], active[:k], who[:k], params, actions[:k])
+        if bad >= 0:
+            return -2 - active[bad]
+        for i in range(k):
+            for s in range(n):
+                rewards[tables[i], s] = 0.0
+        step_rows(st, tables[:k], actions[:k], rewards, done, final_scores, final_ranks, scratch)
+        steps += k
+        j = 0
+        for i in range(k):
+            p, t = active[i], tables[i]
+            moves[p] += 1
+            for s in range(n):
+                values[p, s] += rewards[t, s]
+            if done[t]:
+                continue
+            active[j], tables[j] = p, t
+            j += 1
+        k = j
+        if k == 0:
+            return steps
+        for i in range(k):
+            who[i] = st.cur[tables[i]]
+        write_views(st, tables[:k], who[:k], obs[:k], mask[:k], True)
+    return -1

@@ -6,6 +6,7 @@ over all its seats in all rotations of that deal (see the package docstring).
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 from typing import Any, Sequence
@@ -69,23 +70,68 @@ def deal_groups(records: Sequence[dict]) -> dict[tuple[int, int], list[dict]]:
     return units
 
 
+class _Games:
+    """The records as arrays, in `deal_groups`' order (deals at tables as they first appear, each
+    deal's games in record order): each agent's mean per game of every statistic (`_per_game`
+    for all games at once). Sums run in the order `_per_game` and `_mean` add, so every
+    statistic below is the same number as one added up game by game (tests/test_tournament.py
+    checks this against the loops written out)."""
+
+    def __init__(self, records: Sequence[dict], luck: bool = False) -> None:
+        units: dict[tuple[int, int], int] = {}
+        unit = np.array([units.setdefault((r["table"], r["deal"]), len(units)) for r in records], np.int64)
+        self.order = np.argsort(unit, kind="stable")
+        recs = [records[g] for g in self.order.tolist()]
+        self.unit, self.units = unit[self.order], len(units)
+        n = max((len(r["agents"]) for r in recs), default=0)
+        # names and seat pairs in the order the loops meet them: deals, then games, then seats
+        self.names: dict[str, int] = {}
+        lineups: dict[tuple, np.ndarray] = {}
+        lab = np.full((len(recs), n), -1, np.int64)
+        for g, r in enumerate(recs):
+            key = tuple(r["agents"])
+            row = lineups.get(key)
+            if row is None:
+                row = lineups[key] = np.array([self.names.setdefault(a, len(self.names)) for a in key], np.int64)
+            lab[g, :row.size] = row
+        self.lineups, self.lab = lineups, lab
+        G, A = len(recs), len(self.names)
+        seated = lab >= 0
+        even = all(row.size == n for row in lineups.values())
+
+        def pad(key: str, fill: float = 0.0) -> np.ndarray:
+            if even:  # every game has n seats (a tournament's): one conversion
+                return np.array([r[key] for r in recs], np.float64).reshape(G, n)
+            return np.array([list(r[key]) + [fill] * (n - len(r[key])) for r in recs], np.float64).reshape(G, n)
+        ranks = pad("ranks", np.inf)
+        scores = pad("scores")
+        best = ranks.min(axis=1, keepdims=True) if n else ranks
+        win = np.where(ranks == best, 1.0 / np.maximum((ranks == best).sum(axis=1, keepdims=True), 1), 0.0)
+        flat = (np.arange(G)[:, None] * A + lab)[seated]
+        self.count = np.bincount(flat, minlength=G * A).reshape(G, A)
+        self.present = self.count > 0
+        per = lambda x: np.bincount(flat, weights=x[seated], minlength=G * A).reshape(G, A) / np.maximum(self.count, 1)
+        self.mean = {"score": per(scores), "reward": per(pad("rewards")), "win": per(win), "rank": per(ranks)}
+        if luck:
+            self.mean["adjusted"] = per(scores - pad("luck"))
+        self.ranks = ranks
+
+    def unit_means(self, x: np.ndarray, games: np.ndarray) -> np.ndarray:
+        """Per deal: the mean of x over its games in ``games`` (bool), for the deals that have any."""
+        u = self.unit[games]
+        total = np.bincount(u, weights=x[games], minlength=self.units)
+        count = np.bincount(u, minlength=self.units)
+        return total[count > 0] / count[count > 0]
+
+
 def agent_stats(records: Sequence[dict]) -> dict[str, dict]:
     """Per agent: each statistic's mean and CI over (table, deal) units."""
-    per_unit: dict[str, dict[str, list[float]]] = {}
-    games: dict[str, int] = {}
-    for recs in deal_groups(records).values():
-        acc: dict[str, dict[str, list[float]]] = {}
-        for rec in recs:
-            for name, v in _per_game(rec).items():
-                games[name] = games.get(name, 0) + 1
-                d = acc.setdefault(name, {k: [] for k in STATS})
-                for k in STATS:
-                    d[k].append(v[k])
-        for name, d in acc.items():
-            u = per_unit.setdefault(name, {k: [] for k in STATS})
-            for k in STATS:
-                u[k].append(_mean(d[k]))
-    return {name: {**{k: mean_ci(u[k]) for k in STATS}, "games": games[name]} for name, u in per_unit.items()}
+    t = _Games(records)
+    out = {}
+    for name, a in t.names.items():
+        games = t.present[:, a]
+        out[name] = {**{k: mean_ci(t.unit_means(t.mean[k][:, a], games)) for k in STATS}, "games": int(games.sum())}
+    return out
 
 
 def variance_reduction(var_plain: float, var_duplicate: float) -> float:
@@ -99,52 +145,44 @@ def variance_reduction(var_plain: float, var_duplicate: float) -> float:
 def pairwise(records: Sequence[dict], names: Sequence[str]) -> dict:
     """For every ordered pair that met: score difference (paired by deal) with CI,
     share of finishing ahead (ties 1/2), and the variance reduction of duplicate deals."""
-    diff_unit: dict[tuple[str, str], list[float]] = {}
-    diff_game: dict[tuple[str, str], list[float]] = {}
-    ahead: dict[tuple[str, str], list[float]] = {}
     adjusted = bool(records) and all("luck" in r for r in records)
-    adj_unit: dict[tuple[str, str], list[float]] = {}
-    for recs in deal_groups(records).values():
-        acc: dict[tuple[str, str], list[float]] = {}
-        adj: dict[tuple[str, str], list[float]] = {}
-        for rec in recs:
-            pg = _per_game(rec)
-            for a, b in itertools.permutations(pg, 2):
-                d = pg[a]["score"] - pg[b]["score"]
-                acc.setdefault((a, b), []).append(d)
-                diff_game.setdefault((a, b), []).append(d)
-            if adjusted:
-                pa = _per_game({**rec, "scores": [s - c for s, c in zip(rec["scores"], rec["luck"])]})
-                for a, b in itertools.permutations(pa, 2):
-                    adj.setdefault((a, b), []).append(pa[a]["score"] - pa[b]["score"])
-            for i, j in itertools.permutations(range(len(rec["agents"])), 2):
-                a, b = rec["agents"][i], rec["agents"][j]
-                if a != b:
-                    ri, rj = rec["ranks"][i], rec["ranks"][j]
-                    ahead.setdefault((a, b), []).append(1.0 if ri < rj else 0.5 if ri == rj else 0.0)
-        for k, v in acc.items():
-            diff_unit.setdefault(k, []).append(_mean(v))
-        for k, v in adj.items():
-            adj_unit.setdefault(k, []).append(_mean(v))
+    t = _Games(records, luck=adjusted)
+    pairs: dict[tuple[int, int], None] = {}  # in the order the games meet them
+    for row in t.lineups.values():
+        seen = list(dict.fromkeys(row.tolist()))
+        for p in itertools.permutations(seen, 2):
+            pairs.setdefault(p)
+    # finishing ahead, per pair of seats (in permutation order) of every game, game by game
+    seat_pairs = list(itertools.permutations(range(t.lab.shape[1]), 2))
+    first = t.lab[:, [i for i, _ in seat_pairs]] if seat_pairs else np.zeros((len(t.lab), 0), np.int64)
+    second = t.lab[:, [j for _, j in seat_pairs]] if seat_pairs else first
+    ri = t.ranks[:, [i for i, _ in seat_pairs]] if seat_pairs else np.zeros(first.shape)
+    rj = t.ranks[:, [j for _, j in seat_pairs]] if seat_pairs else ri
+    ahead_all = np.where(ri < rj, 1.0, np.where(ri == rj, 0.5, 0.0))
+    by_name = {i: name for name, i in t.names.items()}
     out = {}
-    for (a, b), units in diff_unit.items():
-        per_game = np.asarray(diff_game[(a, b)])
-        u = np.asarray(units)
+    for a, b in pairs:
+        games = t.present[:, a] & t.present[:, b]
+        diff = t.mean["score"][:, a] - t.mean["score"][:, b]
+        u = t.unit_means(diff, games)
+        per_game = diff[games]
         var_dup = float(u.var(ddof=1) / len(u)) if len(u) > 1 else float("nan")
         var_plain = float(per_game.var(ddof=1) / len(per_game)) if len(per_game) > 1 else float("nan")
-        out[f"{a} vs {b}"] = {
-            "a": a,
-            "b": b,
+        met = (first == a) & (second == b)
+        A, B = by_name[a], by_name[b]
+        out[f"{A} vs {B}"] = {
+            "a": A,
+            "b": B,
             "score_diff": mean_ci(u),
-            "ahead": float(np.mean(ahead[(a, b)])) if (a, b) in ahead else float("nan"),
+            "ahead": float(np.mean(ahead_all[met])) if met.any() else float("nan"),
             "var_duplicate": var_dup,
             "var_plain": var_plain,
             "variance_reduction": variance_reduction(var_plain, var_dup),
         }
         if adjusted:
-            ua = np.asarray(adj_unit[(a, b)])
+            ua = t.unit_means(t.mean["adjusted"][:, a] - t.mean["adjusted"][:, b], games)
             var_adj = float(ua.var(ddof=1) / len(ua)) if len(ua) > 1 else float("nan")
-            out[f"{a} vs {b}"].update({
+            out[f"{A} vs {B}"].update({
                 "adjusted_diff": mean_ci(ua),  # the same difference from luck-adjusted scores
                 "var_adjusted": var_adj,
                 "adjusted_ratio": var_adj / var_plain if var_plain > 0 else float("nan"),  # of the games plain deals need
@@ -155,9 +193,13 @@ def pairwise(records: Sequence[dict], names: Sequence[str]) -> dict:
 
 def summarize(records: Sequence[dict], tables: Sequence[Sequence[AgentSpec]], game: str, num_players: int, **config: Any) -> dict:
     names = [s.name for s in distinct(s for t in tables for s in t)]
+    overall, pairs = agent_stats(records), pairwise(records, names)
     per_table = []
     for t, table in enumerate(tables):
         recs = [r for r in records if r["table"] == t]
+        if len(recs) == len(records):  # one table: its statistics are the overall ones
+            per_table.append({"lineup": [s.name for s in table], "agents": copy.deepcopy(overall), "pairwise": copy.deepcopy(pairs)})
+            continue
         per_table.append({"lineup": [s.name for s in table], "agents": agent_stats(recs), "pairwise": pairwise(recs, names)})
     return {
         "game": game,
@@ -165,8 +207,8 @@ def summarize(records: Sequence[dict], tables: Sequence[Sequence[AgentSpec]], ga
         "agents": names,
         "games_played": len(records),
         **config,
-        "overall": agent_stats(records),
-        "pairwise": pairwise(records, names),
+        "overall": overall,
+        "pairwise": pairs,
         "ratings": ratings.bradley_terry(records, names),
         "forfeits": forfeits(records, names),
         "tables": per_table,

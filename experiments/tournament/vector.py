@@ -109,7 +109,7 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
     for a in agents:
         if callable(getattr(a, "seed_rows", None)):
             if seat_seeds is None:
-                seat_seeds = np.stack([seating.seeds_of(job.seed, deal_of, t, rotation_of, s, 2) for s in range(n)], axis=1)
+                seat_seeds = _seat_seeds(job, t, deal_of, rotation_of)
             a.seed_rows(rows, seat_seeds)
         elif callable(getattr(a, "seed", None)):
             # One stream for the whole batch: the same games as long as the batches are (their size is fixed).
@@ -117,6 +117,10 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
         if callable(getattr(a, "reset_rows", None)):
             a.reset_rows(rows)
 
+    if not job.record_moves:  # every agent compiled: the whole batch in one compiled call
+        played = _play_compiled(job, t, games, labels, who, agents, seeds, seat_seeds, deal_of, rotation_of)
+        if played is not None:
+            return played
     per_row = [callable(getattr(a, "seed_rows", None)) or callable(getattr(a, "reset_rows", None)) for a in agents]
     venv = envs.vector_env(job.game, N, n, **dict(job.rule_options))
     obs, mask, seat = venv.reset(seeds=seeds)
@@ -169,6 +173,37 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
             g["moves"] = moves[row]
         out.append(match.game_record(t, deal, r, int(seeds[row]), labels[row], g))
     return out
+
+
+def _seat_seeds(job, t: int, deal_of: np.ndarray, rotation_of: np.ndarray) -> np.ndarray:
+    """The seed of each row's seat s: what its one-game agent gets (`seating.agent_seed`)."""
+    return np.stack([seating.seeds_of(job.seed, deal_of, t, rotation_of, s, 2) for s in range(job.num_players)], axis=1)
+
+
+def _play_compiled(job, t: int, games: list, labels: list, who: np.ndarray, agents: list, seeds: np.ndarray,
+                   seat_seeds: np.ndarray | None, deal_of: np.ndarray, rotation_of: np.ndarray) -> list[dict] | None:
+    """`_play_table`'s records from one compiled call (`envs.vector.VectorEnv.play_games`), when
+    every agent at the table chooses in compiled code (`agents.lineups`): the same moves, drawn
+    from the same streams, as the loop below; None otherwise, and when a move comes out
+    illegal (the loop then plays the batch and says what went wrong)."""
+    import envs
+    from agents.lineups import RANDOM, lineup_kernel, lineup_params
+
+    compiled = lineup_kernel(agents, job.game, job.num_players)
+    if compiled is None:
+        return None
+    loop, kinds, heuristic_params = compiled
+    if (kinds == RANDOM).any() and seat_seeds is None:
+        seat_seeds = _seat_seeds(job, t, deal_of, rotation_of)
+    params = lineup_params(agents, kinds, heuristic_params, job.game, who, seat_seeds)
+    venv = envs.vector_env(job.game, len(games), job.num_players, **dict(job.rule_options))
+    venv.reset(seeds=seeds)
+    played = venv.play_games(np.arange(len(games)), loop, params, limit=match.MAX_STEPS)
+    if not isinstance(played, dict):
+        return None
+    return [match.game_record(t, deal, r, int(seeds[row]), labels[row],
+                              match.result_record(played["scores"][row], played["ranks"][row], played["values"][row]))
+            for row, (deal, r) in enumerate(games)]
 
 
 def _decide(agent: Any, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
