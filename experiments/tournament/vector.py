@@ -10,8 +10,13 @@ gets ``seed_rows`` with the seeds its one-game copy would get in each seat
 protocol makes, in every row, the move its one-game copy makes on the AEC
 path, and the records are the same on both paths, forfeits included.
 
-Rows whose game has ended keep moving (the engine starts a new game there at
-once) with their first legal action until the batch's last game ends; their
+When every agent at the table chooses in compiled code (the heuristic, random
+and greedy PPO: `agents.lineups`), the whole batch is one compiled call
+(`envs.vector.VectorEnv.play_games`): the same moves from the same kernels and
+streams, with no Python between steps, and a row stops when its game ends.
+Otherwise Python steps the batch, one ``act_batch`` call per agent and step;
+rows whose game has ended then keep moving (the engine starts a new game there
+at once) with their first legal action until the batch's last game ends; their
 moves are never shown to an agent, and nothing of those games is kept.
 
 What the batched path does not do: time moves (`--move-timeout` plays on the
