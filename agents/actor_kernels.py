@@ -155,3 +155,37 @@ def greedy_moves(x, mask, table, dims, out, moves):
                 if best < 0 or (out[t, best] == out[t, best] and (v > out[t, best] or v != v)):
                     best = k
         moves[t] = best
+
+
+@njit(cache=True, inline="always")
+def ppo_moves(obs, mask, views, n, hparams, net, dims, flags, fparams, heuristic, features, out):
+    """A greedy network's moves at ``views`` (indices into ``obs``) into ``out[views]``: its
+    inputs built as `agents.ppo.PPOAgent._batch_input` builds them (the observation; with
+    ``flags[0]`` the game's ``features(obs, n, fparams, f)``, ``flags[2]`` values; with
+    ``flags[1]`` a one-hot of ``heuristic(obs, mask, n, hparams, moves)``), then `greedy_moves`
+    with the actor's table ``net`` and ``dims``."""
+    m, size = views.shape[0], obs.shape[1]
+    ob = np.empty((m, size), np.float32)
+    mk = np.empty((m, mask.shape[1]), np.int8)
+    for r in range(m):
+        ob[r] = obs[views[r]]
+        mk[r] = mask[views[r]]
+    x = np.zeros((m, dims[0]), np.float32)
+    x[:, :size] = ob
+    at = size
+    if flags[0]:  # the game's features
+        f = np.empty((m, flags[2]), np.float32)
+        features(ob, n, fparams, f)
+        x[:, at:at + flags[2]] = f
+        at += flags[2]
+    if flags[1]:  # the heuristic's move, one-hot
+        hint = np.empty(m, np.int64)
+        heuristic(ob, mk, n, hparams, hint)
+        for r in range(m):
+            if hint[r] >= 0:
+                x[r, at + hint[r]] = 1.0
+    logits = np.empty((m, dims[3]), np.float32)
+    moves = np.empty(m, np.int64)
+    greedy_moves(x, mk, net, dims, logits, moves)
+    for r in range(m):
+        out[views[r]] = moves[r]

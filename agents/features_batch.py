@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.actor_kernels import ppo_moves
+from agents.heuristic.kernels import not_your_mas_jong as heuristic
 from agents.heuristic.kernels.hand_distance import shanten, shanten_each, tables
 from agents.heuristic.kernels.not_your_mas_jong import STEALS, discarded_card, distance_after_steal, read_view
 from envs.not_your_mas_jong import A_STEAL_IDENTICAL, NUM_TYPES, OBS_PHASE
@@ -89,3 +91,17 @@ _TABLES = tables()
 def with_features(obs: np.ndarray, num_players: int) -> np.ndarray:
     """[N, obs_size + 81]: each row followed by its features, as `agents.features.featurizer` gives one view."""
     return np.concatenate([np.asarray(obs, np.float32), mas_jong_features_batch(obs, num_players)], axis=1)
+
+
+@njit(cache=True, inline="always")
+def features(obs, n, fparams, out):
+    """`_rows` with the hand-distance tables as one argument (``fparams``: `_TABLES`)."""
+    _rows(obs, n, fparams[0], fparams[1], out)
+
+
+@njit(cache=True)
+def network_moves(obs, mask, n, hparams, net, dims, flags, fparams, out):
+    """A greedy `agents.ppo.PPOAgent`'s moves for every row, for a network that reads these
+    features (and the heuristic's move, with ``flags[1]``): the inputs and the actor in one
+    compiled call (`agents.actor_kernels.ppo_moves`)."""
+    ppo_moves(obs, mask, np.arange(obs.shape[0]), n, hparams, net, dims, flags, fparams, heuristic._policy, features, out)

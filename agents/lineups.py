@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from agents import features_batch as mas_jong_features
-from agents.actor_kernels import greedy_moves
+from agents.actor_kernels import ppo_moves
 from agents.batch_kernels import draw_one, seed_streams
 from agents.heuristic.kernels import deadfall as h_deadfall
 from agents.heuristic.kernels import neu as h_neu
@@ -41,37 +41,6 @@ from envs.vector import not_for_me as v_not_for_me
 from envs.vector import not_your_mas_jong as v_mas_jong
 
 HEURISTIC, RANDOM, PPO = 0, 1, 2
-
-
-@njit(cache=True, inline="always")
-def _ppo_moves(obs, mask, views, n, hparams, net, dims, flags, fparams, heuristic, features, out):
-    """A greedy PPO's moves at ``views`` (indices into obs): its inputs gathered as
-    `PPOAgent._batch_input` writes them, then the compiled actor."""
-    m, size = views.shape[0], obs.shape[1]
-    ob = np.empty((m, size), np.float32)
-    mk = np.empty((m, mask.shape[1]), np.int8)
-    for r in range(m):
-        ob[r] = obs[views[r]]
-        mk[r] = mask[views[r]]
-    x = np.zeros((m, dims[0]), np.float32)
-    x[:, :size] = ob
-    at = size
-    if flags[0]:  # the game's features
-        f = np.empty((m, flags[2]), np.float32)
-        features(ob, n, fparams, f)
-        x[:, at:at + flags[2]] = f
-        at += flags[2]
-    if flags[1]:  # the heuristic's move, one-hot
-        hint = np.empty(m, np.int64)
-        heuristic(ob, mk, n, hparams, hint)
-        for r in range(m):
-            if hint[r] >= 0:
-                x[r, at + hint[r]] = 1.0
-    logits = np.empty((m, dims[3]), np.float32)
-    moves = np.empty(m, np.int64)
-    greedy_moves(x, mk, net, dims, logits, moves)
-    for r in range(m):
-        out[views[r]] = moves[r]
 
 
 @njit(cache=True, inline="always")
@@ -94,7 +63,7 @@ def lineup_moves(obs, mask, rows, seats, params, heuristic, features, out):
         if m:
             p = starts[a]
             net = nets[p:p + dims[a, 4]]
-            _ppo_moves(obs, mask, views[:m], n, hparams, net, dims[a, :4], flags[a], fparams, heuristic, features, out)
+            ppo_moves(obs, mask, views[:m], n, hparams, net, dims[a, :4], flags[a], fparams, heuristic, features, out)
     i = 0
     while i < k:
         agent = lineup[rows[i], seats[i]]
@@ -115,11 +84,6 @@ def lineup_moves(obs, mask, rows, seats, params, heuristic, features, out):
 @njit(cache=True, inline="always")
 def _no_features(obs, n, fparams, out):
     pass
-
-
-@njit(cache=True, inline="always")
-def _mas_jong_features(obs, n, fparams, out):
-    mas_jong_features._rows(obs, n, fparams[0], fparams[1], out)
 
 
 # One compiled loop per game: its engine's kernels, its heuristic, its features.
@@ -161,7 +125,7 @@ def neu(st, rows, values, moves, limit, rewards, done, final_scores, final_ranks
 
 @njit(cache=True, inline="always")
 def _mas_jong(obs, mask, rows, seats, params, out):
-    return lineup_moves(obs, mask, rows, seats, params, h_mas_jong._policy, _mas_jong_features, out)
+    return lineup_moves(obs, mask, rows, seats, params, h_mas_jong._policy, mas_jong_features.features, out)
 
 
 @njit(cache=True)

@@ -78,6 +78,9 @@ class PPOAgent(Agent):
 
             agent._hint_kernel = (importlib.import_module(hinter.kernel).act_batch,
                                   tuple(getattr(hinter, p) for p in hinter.kernel_params))
+        if agent._batch_features:  # what `_feature_moves` hands the compiled call
+            strategy = hinter or heuristic_class(ckpt["game"])(ckpt["game"], ckpt["num_players"], seed=0)
+            agent._feature_call = (strategy.play_kernel()[1], np.array([1, hinter is not None, agent._features.SIZE], np.int64))
         agent._obs_size = int(ckpt["obs_size"])
         # act() and act_batch() run the compiled actor (agents.actor_kernels.actor_logits): a row's logits
         # do not depend on its batch, and one observation takes microseconds, not torch's call overhead.
@@ -126,8 +129,10 @@ class PPOAgent(Agent):
             mask = np.asarray(observation["action_mask"])
             if mask.shape != (self._layers[1][3],):
                 raise ValueError(f"{self.path}: action mask has shape {mask.shape}, the policy expects ({self._layers[1][3]},)")
-            x = self._batch_input(obs[None], mask[None]) if self._batch_features else self._to_input(obs, mask)[None]
-            move = self._greedy(x, mask[None])[0]
+            if self._batch_features:  # features, hint and actor in one compiled call
+                move = self._feature_moves(obs[None], mask[None])[0]
+            else:
+                move = self._greedy(self._to_input(obs, mask)[None], mask[None])[0]
             return int(move) if move >= 0 else int(self.legal_actions(observation)[0])  # the all-zeros error
         legal = self.legal_actions(observation)
         mask = np.asarray(observation["action_mask"])
@@ -152,6 +157,18 @@ class PPOAgent(Agent):
             hit = np.flatnonzero(moves >= 0)  # none legal: no hint, and act's all-zeros error follows
             x[hit, size + f.shape[1] + moves[hit]] = 1.0
         return x
+
+    def _feature_moves(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Greedy moves of rows whose policy input `_batch_input` builds, inputs and actor in one
+        compiled call (the game's ``network_moves``, `agents.actor_kernels.ppo_moves`): the same
+        inputs, so the same moves as `_greedy` of `_batch_input`."""
+        table, dims = self._layers
+        hint_params, flags = self._feature_call
+        moves = np.empty(len(obs), np.int64)
+        self._features.network_moves(np.ascontiguousarray(obs, dtype=np.float32),
+                                     np.ascontiguousarray(mask.view(np.int8) if mask.dtype == np.bool_ else mask, dtype=np.int8),
+                                     self.num_players, hint_params, table, dims, flags, self._features._TABLES, moves)
+        return moves
 
     def _greedy(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Each row's first most probable legal move (-1 where none is legal), from `_logits`' bits."""
@@ -183,6 +200,8 @@ class PPOAgent(Agent):
         if self.net is None:
             raise RuntimeError("PPOAgent has no weights: build it with PPOAgent.load(path) or PPOAgent.for_game(...)")
         obs, mask, seat = batch_arrays(obs, mask, seat, self._obs_size, self.net.actor[-1].out_features)
+        if self.greedy and self._batch_features:  # features, hint and actor in one compiled call, as act's
+            return checked_moves(self._feature_moves(obs, mask))
         if self._plain:
             x = obs
         elif self._batch_features:
