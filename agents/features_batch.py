@@ -82,10 +82,7 @@ def mas_jong_features_batch(obs: np.ndarray, num_players: int) -> np.ndarray:
 def features_into(obs: np.ndarray, num_players: int, out: np.ndarray) -> None:
     """`mas_jong_features_batch` written into `out` [N, 81] (float32, C-ordered) for float32 C-ordered
     `obs`, unchecked: the one-view path of `agents.ppo.PPOAgent.act`, which has checked them."""
-    _rows(obs, num_players, *_TABLES, out)
-
-
-_TABLES = tables()
+    _rows(obs, num_players, *tables(), out)
 
 
 def with_features(obs: np.ndarray, num_players: int) -> np.ndarray:
@@ -95,7 +92,7 @@ def with_features(obs: np.ndarray, num_players: int) -> np.ndarray:
 
 @njit(cache=True, inline="always")
 def features(obs, n, fparams, out):
-    """`_rows` with the hand-distance tables as one argument (``fparams``: `_TABLES`)."""
+    """`_rows` with the hand-distance tables as one argument (``fparams``: ``tables()``)."""
     _rows(obs, n, fparams[0], fparams[1], out)
 
 

@@ -136,7 +136,7 @@ def not_your_mas_jong(st, rows, values, moves, limit, rewards, done, final_score
 
 
 LOOPS = {"not_for_me": not_for_me, "deadfall": deadfall, "neu": neu, "not_your_mas_jong": not_your_mas_jong}
-FEATURES = {"not_your_mas_jong": (mas_jong_features.SIZE, mas_jong_features._TABLES)}
+FEATURES = {"not_your_mas_jong": (mas_jong_features.SIZE, mas_jong_features.tables)}  # size, tables (built when asked)
 
 
 def _kind(agent: Any, game: str) -> int | None:
@@ -194,7 +194,8 @@ def lineup_params(agents: Sequence[Any], kinds: np.ndarray, heuristic_params: tu
     dims = np.zeros((len(agents), 5), np.int64)
     flags = np.zeros((len(agents), 3), np.int64)
     at = 0
-    size, fparams = FEATURES.get(game, (0, (0,)))
+    size, fparams = FEATURES.get(game, (0, lambda: (0,)))
+    fparams = fparams()
     for i, (a, k) in enumerate(zip(agents, kinds)):
         if k != PPO:
             continue

@@ -167,7 +167,7 @@ class PPOAgent(Agent):
         moves = np.empty(len(obs), np.int64)
         self._features.network_moves(np.ascontiguousarray(obs, dtype=np.float32),
                                      np.ascontiguousarray(mask.view(np.int8) if mask.dtype == np.bool_ else mask, dtype=np.int8),
-                                     self.num_players, hint_params, table, dims, flags, self._features._TABLES, moves)
+                                     self.num_players, hint_params, table, dims, flags, self._features.tables(), moves)
         return moves
 
     def _greedy(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
