@@ -118,3 +118,22 @@ def test_the_exploitability_column_appears_when_asked(tmp_path):
     assert len(rows) == 2 and all(line.count("±") >= 1 and line.rstrip().endswith("|") for line in rows)
     assert compare("--out", str(tmp_path / "p")).returncode == 0
     assert "best-response edge" not in next((tmp_path / "p").glob("*.md")).read_text()
+
+
+def test_the_aec_path_with_workers_does_not_hang_after_the_parent_loaded_a_checkpoint(tmp_path):
+    # The parent loads the PPO checkpoints (torch starts GNU OpenMP's thread pool there), then forks
+    # workers to compile two games side by side; a worker whose torch used that pool waited forever.
+    import os
+    import signal
+
+    cmd = [sys.executable, "-m", "experiments.compare", "--engine", "aec", "--games", "deadfall,neu", "--deals", "1",
+           "--workers", "2", "--no-plots", "--quiet", "--out", str(tmp_path / "run")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("compare --engine aec with 2 workers did not finish in 240 s")
+    assert proc.returncode == 0, out
+    assert (tmp_path / "run" / "results.json").is_file()

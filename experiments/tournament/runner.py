@@ -138,11 +138,19 @@ def _correct_luck(records: list[dict], game: str, n: int, options: dict, seed: i
 
 
 # -- worker processes ------------------------------------------------------------
-def _start_worker(tables) -> None:
-    """The pool's initializer: one thread per worker (the workers already use every core), and the tables."""
+def _one_thread() -> None:
+    """Every pool's initializer: one thread per worker (the workers already use every core). A
+    forked worker must set this before torch runs anything in parallel: GNU OpenMP's thread pool,
+    started in the parent (loading a checkpoint does), does not survive a fork, and the worker's
+    first parallel operation would wait for it forever."""
     os.environ["OMP_NUM_THREADS"] = "1"
     if "torch" in sys.modules:  # inherited by fork: the variable alone comes too late
         sys.modules["torch"].set_num_threads(1)
+
+
+def _start_worker(tables) -> None:
+    """The playing pool's initializer: one thread, and the tables."""
+    _one_thread()
     _WORKER["tables"] = tables
 
 
@@ -234,7 +242,7 @@ def compile_games(items: Sequence[tuple], workers: int) -> None:
         return
     # The longest compile first, so that the others fit beside it.
     _WORKER["warm"] = sorted(items, key=lambda item: -COMPILE_SECONDS.get(item[0], 0))
-    ex = ProcessPoolExecutor(min(workers, len(items)), mp_context=multiprocessing.get_context("fork"))
+    ex = ProcessPoolExecutor(min(workers, len(items)), mp_context=multiprocessing.get_context("fork"), initializer=_one_thread)
     ok = False
     try:
         list(ex.map(_warm, range(len(items))))
