@@ -52,12 +52,16 @@ def comparisons(records: Sequence[dict], names: Sequence[str]) -> tuple[np.ndarr
     index = {n: i for i, n in enumerate(names)}
     keys: dict = {}
     by_size: dict = {}  # seats -> ([unit key id], [agent indices], [ranks])
+    lineups: dict[tuple, list[int]] = {}  # each lineup's agent indices, looked up once
     for rec in records:
-        agents = rec["agents"]
+        agents = tuple(rec["agents"])
         kid = keys.setdefault((repr(rec["table"]), rec["deal"]), len(keys))
         u, who, rk = by_size.setdefault(len(agents), ([], [], []))
         u.append(kid)
-        who.append([index[a] for a in agents])
+        seats = lineups.get(agents)
+        if seats is None:
+            seats = lineups[agents] = [index[a] for a in agents]
+        who.append(seats)
         rk.append(rec["ranks"])
     order = np.empty(len(keys), np.int64)  # key id -> unit number in sorted order (the order of the games does not matter)
     order[[keys[k] for k in sorted(keys)]] = np.arange(len(keys))

@@ -124,9 +124,15 @@ class _Games:
         return total[count > 0] / count[count > 0]
 
 
-def agent_stats(records: Sequence[dict]) -> dict[str, dict]:
-    """Per agent: each statistic's mean and CI over (table, deal) units."""
-    t = _Games(records)
+def _adjusted(records: Sequence[dict]) -> bool:
+    """Whether every record carries its luck correction (the adjusted estimator's)."""
+    return bool(records) and all("luck" in r for r in records)
+
+
+def agent_stats(records: Sequence[dict], games: _Games | None = None) -> dict[str, dict]:
+    """Per agent: each statistic's mean and CI over (table, deal) units (``games``: the records
+    as arrays, when the caller has them)."""
+    t = _Games(records) if games is None else games
     out = {}
     for name, a in t.names.items():
         games = t.present[:, a]
@@ -142,11 +148,11 @@ def variance_reduction(var_plain: float, var_duplicate: float) -> float:
     return float("inf") if var_duplicate <= 1e-12 * var_plain else var_plain / var_duplicate
 
 
-def pairwise(records: Sequence[dict], names: Sequence[str]) -> dict:
+def pairwise(records: Sequence[dict], names: Sequence[str], games: _Games | None = None) -> dict:
     """For every ordered pair that met: score difference (paired by deal) with CI,
     share of finishing ahead (ties 1/2), and the variance reduction of duplicate deals."""
-    adjusted = bool(records) and all("luck" in r for r in records)
-    t = _Games(records, luck=adjusted)
+    adjusted = _adjusted(records)
+    t = _Games(records, luck=adjusted) if games is None else games
     pairs: dict[tuple[int, int], None] = {}  # in the order the games meet them
     for row in t.lineups.values():
         seen = list(dict.fromkeys(row.tolist()))
@@ -193,7 +199,8 @@ def pairwise(records: Sequence[dict], names: Sequence[str]) -> dict:
 
 def summarize(records: Sequence[dict], tables: Sequence[Sequence[AgentSpec]], game: str, num_players: int, **config: Any) -> dict:
     names = [s.name for s in distinct(s for t in tables for s in t)]
-    overall, pairs = agent_stats(records), pairwise(records, names)
+    games = _Games(records, luck=_adjusted(records))  # the records as arrays, once for both
+    overall, pairs = agent_stats(records, games), pairwise(records, names, games)
     per_table = []
     for t, table in enumerate(tables):
         recs = [r for r in records if r["table"] == t]
