@@ -136,7 +136,7 @@ def not_your_mas_jong(st, rows, values, moves, limit, rewards, done, final_score
 
 
 LOOPS = {"not_for_me": not_for_me, "deadfall": deadfall, "neu": neu, "not_your_mas_jong": not_your_mas_jong}
-FEATURES = {"not_your_mas_jong": (mas_jong_features.SIZE, mas_jong_features.tables)}  # size, tables (built when asked)
+FEATURES = {"not_your_mas_jong": mas_jong_features.tables}  # the features' tables, built when first asked for
 
 
 def _kind(agent: Any, game: str) -> int | None:
@@ -194,15 +194,14 @@ def lineup_params(agents: Sequence[Any], kinds: np.ndarray, heuristic_params: tu
     dims = np.zeros((len(agents), 5), np.int64)
     flags = np.zeros((len(agents), 3), np.int64)
     at = 0
-    size, fparams = FEATURES.get(game, (0, lambda: (0,)))
-    fparams = fparams()
+    fparams = FEATURES.get(game, lambda: (0,))()
     for i, (a, k) in enumerate(zip(agents, kinds)):
         if k != PPO:
             continue
         table, d = a._layers
         nets[at:at + table.shape[0], :table.shape[1]] = table
         starts[i], dims[i, :4], dims[i, 4] = at, d, table.shape[0]
-        flags[i] = (a._features is not None, a._hinter is not None, size)
+        flags[i] = a._feature_call[1] if a._features is not None else 0  # (features, hint, their size)
         at += table.shape[0]
     return (n, np.ascontiguousarray(lineup, np.int64), kinds, streams, heuristic_params, nets, starts, dims, flags, fparams)
 

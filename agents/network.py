@@ -23,8 +23,6 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from agents.actor_kernels import actor_logits, greedy_moves  # noqa: F401 (the compiled actor, torch-free)
-
 MASKED_LOGIT = -1e8
 
 

@@ -4,7 +4,6 @@ game; tables it cannot compile play from Python; a failure there falls back to t
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import envs

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from typing import Sequence
 
 import numpy as np
 import pytest
