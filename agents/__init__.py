@@ -23,6 +23,7 @@ to act belongs to one of several agents.
 
 from __future__ import annotations
 
+import envs  # noqa: F401 (first: it keys numba's cache by the sources, before any kernel here is defined)
 from agents.base import Agent, RandomAgent, act_by_agent, can_act_batch
 from agents.spec import BUILTIN_KINDS, is_upper_bound, make_from_spec, spec_label
 from agents.opponents import make_single_agent

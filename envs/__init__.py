@@ -36,6 +36,10 @@ import importlib
 from types import ModuleType
 from typing import Any
 
+from envs import kernel_cache
+
+kernel_cache.use()  # before any kernel is defined: numba's cache keyed by the kernels' sources
+
 # name -> shim module; the order is the order of docs/RULES.md.
 GAMES: dict[str, str] = {
     "not_for_me": "envs.not_for_me_v0",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import dataclasses
 import json
 import os
@@ -765,20 +767,46 @@ def test_the_numpy_actor_is_the_network_and_act_batch_chooses_as_act(path: Path)
 def test_a_rows_logits_are_the_same_bits_in_any_batch(path: Path):
     """The compiled actor gives a row the bits it gets alone (act's one observation) in batches of
     1, 7, 64 and 4,096 rows drawn from the views, so no engine, batch size or worker count can
-    break a near-tie another way; and those logits are the torch network's."""
+    break a near-tie another way; and those logits are the network's, as close to its float64
+    values as torch's own float32 forward comes (within 4x its largest error)."""
     obs, masks = views_of(path, more=50)
     bot = PPOAgent.load(path, seed=0)
     x = np.stack([bot._to_input(o, m) for o, m in zip(obs, masks)])
     alone = np.stack([bot._logits(row) for row in x])
     chosen = np.array([bot.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)])
-    with torch.no_grad():
+    with torch.no_grad():  # the network in float64 is the truth; torch's float32 forward is the yardstick
         want = bot.net.actor((torch.from_numpy(x) - bot.net.obs_mean) / bot.net.obs_std).numpy()
-    np.testing.assert_allclose(alone, want, rtol=1e-5, atol=1e-5)
+        exact = copy.deepcopy(bot.net).double()
+        exact = exact.actor((torch.from_numpy(x).double() - exact.obs_mean) / exact.obs_std).numpy()
+    np.testing.assert_allclose(alone, exact, rtol=1e-5, atol=5e-5)
+    assert np.abs(alone - exact).max() <= 4 * np.abs(want - exact).max() + 1e-6
     rng = np.random.default_rng(0)
     for size in (1, 7, 64, 4096):
         pick = rng.integers(len(x), size=size)
         assert np.array_equal(bot._logits(x[pick]).view(np.int64), alone[pick].view(np.int64)), size
         assert bot.act_batch(obs[pick], masks[pick], np.zeros(size, np.int64)).tolist() == chosen[pick].tolist(), size
+
+
+def test_the_compiled_tanh_is_tanh_to_float32_rounding():
+    """The actor's tanh (exp written out, so that a layer vectorises) against numpy's in float64:
+    odd, exactly +-1 past 9, and within 2e-7 everywhere, tiny inputs and both zeros included."""
+    from numba import njit
+
+    from agents.actor_kernels import _tanh
+
+    @njit
+    def tanh_all(y, out):
+        for i in range(y.shape[0]):
+            out[i] = _tanh(y[i])
+
+    grid = np.linspace(-12, 12, 400_001)
+    tiny = np.geomspace(1e-30, 1, 20_000)
+    y = np.concatenate([grid, tiny, -tiny, [0.0, -0.0, 9.0, 50.0, -50.0]]).astype(np.float32)
+    out = np.empty_like(y)
+    tanh_all(y, out)
+    assert np.abs(out - np.tanh(y.astype(np.float64))).max() < 2e-7
+    assert np.array_equal(out[:len(grid)], -out[:len(grid)][::-1])
+    assert out[-3:].tolist() == [1.0, 1.0, -1.0] and np.all(np.abs(out) <= 1)
 
 
 def test_act_and_act_batch_refuse_an_empty_or_misshapen_mask_in_one_line():

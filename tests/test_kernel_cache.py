@@ -1,0 +1,75 @@
+"""numba's cache is keyed by the kernels' sources (envs/kernel_cache.py): a kernel that calls a
+kernel in another file never runs stale machine code after that file changes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CALLER = """
+from numba import njit
+from envs.probe_callee import callee
+
+@njit(cache=True)
+def caller():
+    return callee() + 1
+"""
+CALLEE = """
+from numba import njit
+
+@njit(cache=True, inline="always")
+def callee():
+    return {value}
+"""
+RUN = "import envs, envs.probe_caller as p, numba; print(p.caller(), numba.config.CACHE_DIR)"
+
+
+def _copy(tmp_path: Path) -> Path:
+    """envs/ (the kernels' package) in a folder of its own, with a caller and a callee kernel in two files."""
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "envs", tree / "envs", ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    (tree / "envs" / "probe_caller.py").write_text(CALLER)
+    (tree / "envs" / "probe_callee.py").write_text(CALLEE.format(value=10))
+    return tree
+
+
+def _run(tree: Path, **env) -> tuple[int, str]:
+    environ = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    done = subprocess.run([sys.executable, "-c", RUN], cwd=tree, env={**environ, "PYTHONPATH": str(tree), **env},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    value, folder = done.stdout.split()
+    return int(value), folder
+
+
+def test_a_change_to_a_called_kernels_file_is_never_run_stale(tmp_path):
+    tree = _copy(tmp_path)
+    first, folder = _run(tree)
+    assert first == 11 and Path(folder).parent == tree / ".numba-cache" and any(Path(folder).rglob("*.nbi"))
+    assert _run(tree) == (11, folder)  # the same sources: the same cache
+    callee = tree / "envs" / "probe_callee.py"
+    callee.write_text(CALLEE.format(value=20))  # the caller's file, and its timestamp, stay as they were
+    second, new_folder = _run(tree)
+    assert second == 21 and new_folder != folder
+    callee.write_text(CALLEE.format(value=10))  # back again: the first cache serves
+    assert _run(tree) == (11, folder)
+
+
+def test_numba_cache_dir_is_the_parent_and_is_never_pruned(tmp_path):
+    tree = _copy(tmp_path)
+    given = tmp_path / "given"
+    other = given / ("0" * 16)
+    other.mkdir(parents=True)
+    os.utime(other, (0, 0))  # a stale cache of other sources
+    value, folder = _run(tree, NUMBA_CACHE_DIR=str(given))
+    assert value == 11 and Path(folder).parent == given and other.is_dir()
+    mine = tree / ".numba-cache" / ("1" * 16)
+    mine.mkdir(parents=True)
+    os.utime(mine, (0, 0))
+    _run(tree)  # a new cache in the project's own folder: other sources' stale ones go
+    assert not mine.exists()
