@@ -99,3 +99,35 @@ def test_the_compile_notice_names_the_game_of_a_lineup_loop():
     assert game_of("agents.lineups", "_neu") == "neu"
     assert game_of("agents.lineups", "lineup_moves") is None
     assert game_of("envs.vector.deadfall", "step_rows") == "deadfall"
+
+
+def test_the_cycle_collector_pauses_only_while_batched_records_are_made(monkeypatch):
+    """Batched tables' records are made with Python's cycle collector paused (thousands of small
+    dicts with no cycle among them), the AEC path's games with it running, and it is running again
+    after every run, also one that fails."""
+    import gc
+
+    from experiments.tournament import match
+
+    seen = {"batched": [], "aec": []}
+    record, play_game = match.game_record, match.play_game
+
+    def spy_record(*a):
+        seen["batched"].append(gc.isenabled())
+        return record(*a)
+
+    def spy_game(*a, **k):
+        seen["aec"].append(gc.isenabled())
+        return play_game(*a, **k)
+
+    monkeypatch.setattr(match, "game_record", spy_record)
+    monkeypatch.setattr(match, "play_game", spy_game)
+    run_tournament("neu", ["heuristic", "random"], 4, deals=3, seed=1, progress=False, engine="vector")
+    assert seen["batched"] and not any(seen["batched"]) and gc.isenabled()
+    seen["batched"].clear()
+    run_tournament("neu", ["heuristic", "random"], 4, deals=3, seed=1, progress=False, engine="aec")
+    assert seen["aec"] and all(seen["aec"]) and all(seen["batched"]) and gc.isenabled()
+    monkeypatch.setattr(vector, "_play_compiled", lambda *a: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        run_tournament("neu", ["heuristic", "random"], 4, deals=3, seed=1, progress=False, engine="vector")
+    assert gc.isenabled()

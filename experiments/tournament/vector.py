@@ -104,10 +104,10 @@ def _play_table(job, t: int, table: Sequence[AgentSpec], deals: Sequence[int]) -
     rotation_of = np.array([r for _, r in games], np.int64)
     # deal_seed and agent_seed for every row at once
     seeds = seating.seeds_of(job.seed, deal_of) if job.duplicate else seating.seeds_of(job.seed, deal_of, rotation_of, 1)
-    # who: the index in `specs` of the agent in each row's seats
-    lineups = [seat_lineup(table, r) for _, r in games]
-    who = np.array([[specs.index(s) for s in lineup] for lineup in lineups], np.int64)
-    labels = [[s.name for s in lineup] for lineup in lineups]
+    # who: the index in `specs` of the agent in each row's seats (one lineup per rotation)
+    lineups = [seat_lineup(table, r) for r in range(n)]
+    who = np.array([[specs.index(s) for s in lineup] for lineup in lineups], np.int64)[rotation_of]
+    labels = [[s.name for s in lineups[r]] for _, r in games]
     rows = np.arange(N, dtype=np.int64)
     agents = [batch_agent(s, job.game, n) for s in specs]
     seat_seeds = None
@@ -206,8 +206,9 @@ def _play_compiled(job, t: int, games: list, labels: list, who: np.ndarray, agen
     played = venv.play_games(np.arange(len(games)), loop, params, limit=match.MAX_STEPS)
     if not isinstance(played, dict):
         return None
-    return [match.game_record(t, deal, r, int(seeds[row]), labels[row],
-                              match.result_record(played["scores"][row], played["ranks"][row], played["values"][row]))
+    # Python lists first: reading a numpy array one number at a time costs more than the games
+    scores, ranks, values, deal_seeds = (a.tolist() for a in (played["scores"], played["ranks"], played["values"], seeds))
+    return [match.game_record(t, deal, r, deal_seeds[row], labels[row], match.result_record(scores[row], ranks[row], values[row]))
             for row, (deal, r) in enumerate(games)]
 
 
