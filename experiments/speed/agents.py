@@ -6,7 +6,9 @@ views (``--num-envs``), each beside a reference in the same process and round: t
 forward pass of the same actor (`ActorCritic.masked_logits` and an argmax),
 one row at a time against `act`, the whole batch at once against `act_batch`,
 on the policy input computed beforehand (so for checkpoints that read features,
-the difference includes the features' cost).
+the difference includes the features' cost). The compiled actor alone on those same
+inputs (`PPOAgent._greedy`: logits and the first most probable legal move) is timed too,
+which compares the networks like for like.
 The views are the decisions of random games. CPU time of this process, on one
 thread (torch too), and the ratio is the median of the rounds' own ratios, so
 a change of load hits both alike. Torch's batched forward is BLAS, which rounds
@@ -64,6 +66,7 @@ def measure(path, repeats: int, batch: int = BATCH) -> dict:
     seats = np.zeros(batch, np.int64)
     net, one_x, one_m = agent.net, [torch.from_numpy(r[None]) for r in x], [torch.from_numpy(m[None].astype(bool)) for m in masks]
     big_m = torch.from_numpy(big_masks.astype(bool))
+    big_xn, big_mn = np.ascontiguousarray(x[pick]), np.ascontiguousarray(big_masks.astype(np.int8))
 
     def act():
         for v in views:
@@ -81,18 +84,22 @@ def measure(path, repeats: int, batch: int = BATCH) -> dict:
         with torch.no_grad():
             net.masked_logits(big_x, big_m).argmax(-1)
 
+    def actor_batch():
+        agent._greedy(big_xn, big_mn)
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        act(), torch_one(), act_batch(), torch_batch()  # compiled and warm before timing
-        rounds = [(_cpu_us(act, len(views)), _cpu_us(torch_one, len(views)), _cpu_us(act_batch, batch), _cpu_us(torch_batch, batch))
-                  for _ in range(repeats)]
+        act(), torch_one(), act_batch(), torch_batch(), actor_batch()  # compiled and warm before timing
+        rounds = [(_cpu_us(act, len(views)), _cpu_us(torch_one, len(views)), _cpu_us(act_batch, batch), _cpu_us(torch_batch, batch),
+                   _cpu_us(actor_batch, batch)) for _ in range(repeats)]
     finally:
         torch.set_num_threads(threads)
-    med = [statistics.median(r[i] for r in rounds) for i in range(4)]
-    return {"act_us": med[0], "torch_one_us": med[1], "act_batch_us": med[2], "torch_batch_us": med[3],
+    med = [statistics.median(r[i] for r in rounds) for i in range(5)]
+    return {"act_us": med[0], "torch_one_us": med[1], "act_batch_us": med[2], "torch_batch_us": med[3], "actor_batch_us": med[4],
             "act_vs_torch": statistics.median(r[1] / r[0] for r in rounds),
             "batch_vs_torch": statistics.median(r[3] / r[2] for r in rounds),
+            "actor_vs_torch": statistics.median(r[3] / r[4] for r in rounds),
             "reads": "observation" if agent._plain else "features" + (" + hint" if agent._hinter is not None else "")}
 
 
@@ -102,9 +109,11 @@ def print_agent_speed(games: list[str], repeats: int, batch: int = BATCH) -> Non
     paths = [p for p in sorted(CHECKPOINT_DIR.glob("*.pt")) if any(p.stem.startswith(g + "_") and p.stem[len(g) + 1].isdigit() for g in games)]
     print(f"\nPPO decisions, µs per decision (CPU time, one thread), median of {repeats} interleaved rounds; torch: the same actor's "
           "forward pass on the policy input (the features computed beforehand, untimed)")
-    print(f"| checkpoint | reads | act | torch, one row | act vs torch | act_batch ({batch:,} rows) | torch, {batch:,} rows | act_batch vs torch |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print(f"| checkpoint | reads | act | torch, one row | act vs torch | act_batch ({batch:,} rows) | torch, {batch:,} rows "
+          "| act_batch vs torch | compiled actor alone | actor alone vs torch |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for path in paths:
         m = measure(path, repeats, batch)
         print(f"| {path.stem} | {m['reads']} | {m['act_us']:.1f} | {m['torch_one_us']:.1f} | {m['act_vs_torch']:.1f}x "
-              f"| {m['act_batch_us']:.2f} | {m['torch_batch_us']:.2f} | {m['batch_vs_torch']:.2f}x |")
+              f"| {m['act_batch_us']:.2f} | {m['torch_batch_us']:.2f} | {m['batch_vs_torch']:.2f}x | {m['actor_batch_us']:.2f} "
+              f"| {m['actor_vs_torch']:.2f}x |")
