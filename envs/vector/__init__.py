@@ -64,18 +64,21 @@ Arrays, for ``N = num_envs`` tables:
   the packed world in compiled code (`envs.vector.sampling`; Ma's Jong with
   ``steal_phase="eligible"`` loads ``sample_world``'s engines).
 
-How the kernels are compiled: every helper is inlined (``inline="always"``)
+How the kernels are compiled: the helpers are inlined (``inline="always"``)
 into the few kernels Python calls (``step_rows``, ``write_views``,
 ``write_state``; their loops over tables are shared by every game, see
 `envs.vector.loops`), and those run without numba's reference counting
 (``_nrt=False``), so they allocate nothing: a game's state travels as one
 namedtuple of arrays, and with reference counting each helper call would
 count every array in it up and down again, which made steps several times
-slower. The kernels take the tables to work on as an index array (all of
-them, in order, for a plain ``step``). ``cache=True`` keeps the compiled code
-next to the modules, so only the first import on a machine pays for the
-compilation (about a minute), and
-it says so on stderr before numba starts, then names each kernel as it is done
+slower. The helpers that end a round are the exception: called from several
+places, inlining copied them (and the next deal) into each, and Ma's Jong's
+``step_rows`` took 66 s to compile instead of 7. They are compiled once, also
+without reference counting, and called. The kernels take the tables to work
+on as an index array (all of them, in order, for a plain ``step``).
+``cache=True`` keeps the compiled code on disk (`envs.kernel_cache`), so only
+the first run on a machine pays for the compilation, and it says so on stderr
+before numba starts, then names each kernel as it is done
 (`envs.vector.compiling`).
 
 A seat that is out of the game (Neu) is never the seat to act, so every row

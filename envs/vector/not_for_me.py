@@ -389,7 +389,7 @@ def _passed(st, t, seat):
     st.cur[t] = nxt
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)  # called, not inlined (it ends a round): see envs.vector
 def _next_round_or_end(st, t, done, final_scores, final_ranks):
     n = st.sizes.shape[1]
     if st.rnd[t] >= st.rounds:
@@ -404,7 +404,7 @@ def _next_round_or_end(st, t, done, final_scores, final_ranks):
         _new_round(st, t)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)  # called, not inlined (it ends a round): see envs.vector
 def _end_round(st, t, went_out, rewards, done, final_scores, final_ranks):
     """RULES.md §1 Round end: (hand marks of the number cards) x (1 + wilds held) each."""
     n = st.sizes.shape[1]

@@ -202,7 +202,7 @@ def _pay(st, t, winner, by_draw, deltas):
     st.tokens[t, winner] += paid_to_winner
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)  # called, not inlined (it ends a round): see envs.vector
 def _end_round(st, t, deltas, done, final_scores, final_ranks):
     """The game ends, or the Ma passes on and a new round is dealt (where a Ma dealt a
     complete hand wins at once, as a win by draw, which ends that round too)."""
@@ -229,7 +229,7 @@ def _end_round(st, t, deltas, done, final_scores, final_ranks):
         _pay(st, t, st.ma[t], True, deltas)  # RULES.md §4 [D]: a Ma dealt a complete hand wins
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)  # called, not inlined (it ends a round): see envs.vector
 def _win(st, t, winner, by_draw, deltas, done, final_scores, final_ranks):
     _pay(st, t, winner, by_draw, deltas)
     _end_round(st, t, deltas, done, final_scores, final_ranks)
