@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]  # the folder holding envs/, agents/,
 # Seconds to compile each game's kernels on an empty cache (engine, heuristic and play-out loops),
 # measured in `python -m experiments.compare` on a 2-core machine: the first run's time minus a
 # warm run's, per game.
-COMPILE_SECONDS = {"not_for_me": 50, "deadfall": 35, "neu": 35, "not_your_mas_jong": 125}
+COMPILE_SECONDS = {"not_for_me": 30, "deadfall": 27, "neu": 27, "not_your_mas_jong": 37}
 GAME_NAMES = {"not_for_me": "Not For Me", "deadfall": "Deadfall", "neu": "Neu", "not_your_mas_jong": "Not Your Ma's Jong"}
 
 
