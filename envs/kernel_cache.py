@@ -60,15 +60,19 @@ def _prune(parent: Path, keep: Path) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def use() -> Path:
-    """Point numba's cache at this source's folder (made if new) and return it."""
+def use() -> Path | None:
+    """Point numba's cache at this source's folder (made if new) and return it; None, leaving
+    numba's own choice, where no such folder can be made (importing envs must not fail on it)."""
     from numba import config
 
     parent, ours = _parent()
     folder = parent / source_hash()
-    if not folder.is_dir():
-        folder.mkdir(parents=True, exist_ok=True)
-        if ours:
-            _prune(parent, folder)
+    try:
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            if ours:
+                _prune(parent, folder)
+    except OSError:
+        return None
     config.CACHE_DIR = str(folder)
     return folder

@@ -73,3 +73,11 @@ def test_numba_cache_dir_is_the_parent_and_is_never_pruned(tmp_path):
     os.utime(mine, (0, 0))
     _run(tree)  # a new cache in the project's own folder: other sources' stale ones go
     assert not mine.exists()
+
+
+def test_a_cache_folder_that_cannot_be_made_leaves_numba_its_own_and_envs_imports(tmp_path):
+    tree = _copy(tmp_path)
+    blocked = tmp_path / "a_file"
+    blocked.write_text("not a folder")
+    value, folder = _run(tree, NUMBA_CACHE_DIR=str(blocked / "cache"))
+    assert value == 11 and folder == str(blocked / "cache")  # numba's setting as given: no hashed folder under it
