@@ -9,6 +9,8 @@ plays a network need not import torch.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -44,6 +46,28 @@ def _tanh(y):
     e = p * s
     t = (np.float32(1.0) - e) / (np.float32(1.0) + e)
     return t if y >= 0 else -t
+
+
+def layer_table(mean: np.ndarray, std: np.ndarray, weights: list, biases: list) -> tuple[np.ndarray, np.ndarray]:
+    """A Linear-Tanh-Linear-Tanh-Linear network on normalised inputs, as `actor_logits` reads it:
+    one float32 table whose rows are the normaliser's mean and std, then each layer's weight
+    (``weights[i]``: one row per input) and its bias, zero-padded to the widest size rounded up to
+    16 columns (whole vectors); and the sizes [inputs, hidden, hidden, outputs]. The first layer's
+    bias row holds instead the layer's value at input 0, bias + sum_j (-mean_j / std_j) * row j,
+    summed exactly (`math.fsum`) and rounded once, so that a row adds only its nonzero inputs."""
+    rows = [np.asarray(mean, np.float32)[None], np.asarray(std, np.float32)[None]]
+    for w, b in zip(weights, biases):
+        rows += [np.asarray(w, np.float32), np.asarray(b, np.float32)[None]]
+    weight, bias = rows[2].astype(np.float64), rows[3][0].astype(np.float64)
+    shift = -rows[0][0].astype(np.float64) / rows[1][0].astype(np.float64)  # the normalised input at x = 0
+    rows[3] = np.array([[math.fsum([bias[k], *(shift * weight[:, k])]) for k in range(weight.shape[1])]], np.float32)
+    dims = np.array([rows[2].shape[0], rows[2].shape[1], rows[4].shape[1], rows[6].shape[1]], np.int64)
+    table = np.zeros((sum(len(r) for r in rows), -(-int(dims.max()) // 16) * 16), np.float32)
+    at = 0
+    for r in rows:
+        table[at:at + len(r), :r.shape[1]] = r
+        at += len(r)
+    return table, dims
 
 
 # The layer helpers are called, not inlined: each is compiled once (inlined into every layer of

@@ -19,11 +19,11 @@ moves never depend on the engine, the batch size or the worker count.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 import torch.nn as nn
+
+from agents.actor_kernels import layer_table
 
 MASKED_LOGIT = -1e8
 
@@ -95,31 +95,15 @@ def sample(probs: torch.Tensor, generator: torch.Generator | None = None) -> tor
 
 # ---------------------------------------------------------------- the actor for play
 def actor_arrays(net: ActorCritic) -> tuple[np.ndarray, np.ndarray]:
-    """`net`'s actor as `actor_logits` reads it: one float32 table whose rows are the normaliser's
-    mean and std, then each Linear layer's weight (one row per input) and its bias, zero-padded
-    to the widest size rounded up to 16 columns (whole vectors); and the sizes [inputs, hidden,
-    hidden, actions]. The first layer's bias row holds instead the layer's value at input 0,
-    bias + sum_j (-mean_j / std_j) * row j, summed exactly (`math.fsum`) and rounded once, so
-    that play adds only a view's nonzero inputs. Read off the module itself, so play runs the
-    network ActorCritic builds."""
+    """`net`'s actor as `actor_logits` reads it (`agents.actor_kernels.layer_table`: one float32
+    table of the normaliser and the layers, and the sizes [inputs, hidden, hidden, actions]). Read
+    off the module itself, so play runs the network ActorCritic builds."""
     kinds = [type(m) for m in net.actor]
     if kinds != [nn.Linear, nn.Tanh, nn.Linear, nn.Tanh, nn.Linear]:
         raise TypeError(f"the compiled actor runs Linear, Tanh, Linear, Tanh, Linear, not {[k.__name__ for k in kinds]}")
     linear = [m for m in net.actor if isinstance(m, nn.Linear)]
-    mean, std = net.obs_mean.detach().numpy(), net.obs_std.detach().numpy()
-    rows = [mean[None], std[None]]
-    for m in linear:
-        rows += [m.weight.detach().numpy().T, m.bias.detach().numpy()[None]]
-    weight, bias = rows[2].astype(np.float64), rows[3][0].astype(np.float64)
-    shift = -mean.astype(np.float64) / std.astype(np.float64)  # the normalised input at x = 0
-    rows[3] = np.array([[math.fsum([bias[k], *(shift * weight[:, k])]) for k in range(weight.shape[1])]], np.float32)
-    dims = np.array([linear[0].in_features, linear[0].out_features, linear[1].out_features, linear[2].out_features], np.int64)
-    table = np.zeros((sum(len(r) for r in rows), -(-int(dims.max()) // 16) * 16), np.float32)
-    at = 0
-    for r in rows:
-        table[at:at + len(r), :r.shape[1]] = r
-        at += len(r)
-    return table, dims
+    return layer_table(net.obs_mean.detach().numpy(), net.obs_std.detach().numpy(),
+                       [m.weight.detach().numpy().T for m in linear], [m.bias.detach().numpy() for m in linear])
 
 
 # ---------------------------------------------------------------- inputs
