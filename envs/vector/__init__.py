@@ -525,11 +525,13 @@ class VectorEnv:
         self._k.write_views(self._st, r, s.astype(np.int64), obs, self._mask, False)
         return obs
 
-    def state(self) -> np.ndarray:
+    def state(self, rows: Any = None) -> np.ndarray:
+        """The global state (every hand: `Engine.state()`) of every table, or of tables ``rows``."""
         if not self._has_reset:
             raise RuntimeError("call reset() before state()")
-        out = np.empty((self.num_envs, self.state_size), np.float32)
-        self._k.write_state(self._st, out)
+        r = self._rows if rows is None else self._table_rows(rows)
+        out = np.empty((r.size, self.state_size), np.float32)
+        self._k.write_state(self._st, r, out)
         return out
 
     def scores(self) -> np.ndarray:

@@ -429,9 +429,9 @@ def _hidden(st, t, v, i):
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
-def write_state(st, out):
+def write_state(st, rows, out):
     """Every hand, the cards set aside, each seat's door pick, player_0's public view."""
-    loops.write_state(st, out, NUM_RANKS, _hidden)
+    loops.write_state(st, rows, out, NUM_RANKS, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

@@ -73,15 +73,15 @@ def write_views(st, rows, seats, obs, mask, write_mask, kinds, private, public, 
 
 
 @njit(cache=True, inline="always")
-def write_state(st, out, kinds, hidden):
-    """Global state at every table: every seat's hand (``kinds`` counts each), then ``hidden(st, t, v, i)``.
+def write_state(st, rows, out, kinds, hidden):
+    """Global state of tables ``rows`` into ``out[i]``: every seat's hand (``kinds`` counts each), then ``hidden(st, t, v, i)``.
 
     ``hidden`` writes what no single seat sees (the draw pile and the like)
     from index ``i`` on, then the public view.
     """
     n = st.hands.shape[1]
-    for t in range(out.shape[0]):
-        v = out[t]
+    for i in range(rows.size):
+        t, v = rows[i], out[i]
         for s in range(n):
             for k in range(kinds):
                 v[s * kinds + k] = st.hands[t, s, k]

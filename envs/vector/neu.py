@@ -366,9 +366,9 @@ def _hidden(st, t, v, i):
 
 
 @njit(cache=True, _nrt=False)  # no reference counting: see envs.vector
-def write_state(st, out):
+def write_state(st, rows, out):
     """Every hand, the draw pile's counts, player_0's public view."""
-    loops.write_state(st, out, NUM_KINDS, _hidden)
+    loops.write_state(st, rows, out, NUM_KINDS, _hidden)
 
 
 def scores(st: State) -> np.ndarray:

@@ -6,8 +6,9 @@ half-width against the number of deals for the three estimators, one panel per g
     python -m experiments.research.luck_variance --repeats 20 --deals 2000 --agents heuristic,random   # unbiased?
 
 The games are played once on the batched engine with their moves recorded; the corrections are
-then computed from the moves for two values V (`experiments.tournament.luck`): the shipped
-linear fit, and the score alone; on the batched engine as the tournament does
+then computed from the moves for the values V (`experiments.tournament.luck`): the one a
+tournament of the pair uses (`value_for`: the learned value where one knows the pair), the linear
+fit where that differs, and the score alone; on the batched engine as the tournament does
 (`batched_corrections`), or with ``--readable`` on the readable engine with every draw enumerated
 (`corrections`). "plain" is the per-game variance of the same games, the
 variance independent deals would have (as the tournament's "plain deals need ×k games").
@@ -36,11 +37,15 @@ def measure(game: str, n: int, agents: Sequence[str], deals: int, seed: int, wit
     play_s = time.perf_counter() - t0
     a, b = tables[0][0].name, tables[0][1].name
     out = {"game": game, "players": n, "pair": f"{a} vs {b}", "games": len(recs), "play_ms": 1000 * play_s / len(recs)}
-    for label, value in (("fitted", luck.LinearValue.load(game, n)), ("score", luck.LinearValue()))[:2 if with_score else 1]:
+    values = [("fitted", luck.value_for(game, n, agents)), ("linear", luck.LinearValue.load(game, n)), ("score", luck.LinearValue())]
+    if not isinstance(values[0][1], luck.NetValue):  # the tournament's V is the linear one
+        values.pop(1)
+    for label, value in values[:len(values) if with_score else 1]:
         t0 = time.perf_counter()
         if readable:  # every draw enumerated, one game at a time on the readable engine
             for r in recs:
-                r["luck"] = luck.corrections(game, n, None, r["deal_seed"], r["moves"], value, seed=seed)
+                v = value.seated(r["agents"]) if isinstance(value, luck.NetValue) else value
+                r["luck"] = luck.corrections(game, n, None, r["deal_seed"], r["moves"], v, seed=seed)
         else:  # as the tournament corrects: every game side by side on the batched engine
             for r, c in zip(recs, luck.batched_corrections(game, n, None, recs, value, seed=seed)):
                 r["luck"] = c
@@ -135,14 +140,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     rows = []
     print("| game | players | pair | games | diff (duplicate) | adjusted diff | var ratio dup/plain | adjusted/plain (fitted V) "
-          "| adjusted/plain (score V) | ms/game batched | + corrections ms/game (fitted, score) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| adjusted/plain (linear V) | adjusted/plain (score V) | ms/game batched | + corrections ms/game (fitted, score) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for g, n in lineups:
         r = measure(g, n, a.agents.split(","), a.deals, a.seed, not a.fitted_only, a.readable)
         rows.append(r)
         print(f"| {g} | {n} | {r['pair']} | {r['games']} | {r['diff']['mean']:+.3g} ± {r['diff']['half_width']:.2g} | "
               f"{r['fitted_diff']['mean']:+.3g} ± {r['fitted_diff']['half_width']:.2g} | {r['var_duplicate'] / r['var_plain']:.3f} | "
-              f"{r['fitted_ratio']:.3f} | {r.get('score_ratio', float('nan')):.3f} | {r['play_ms']:.2f} | "
+              f"{r['fitted_ratio']:.3f} | {r.get('linear_ratio', r['fitted_ratio']):.3f} | {r.get('score_ratio', float('nan')):.3f} | {r['play_ms']:.2f} | "
               f"{r['fitted_ms']:.1f}, {r.get('score_ms', float('nan')):.1f} |", flush=True)
     if a.plot:
         plot(rows, a.plot)

@@ -95,6 +95,93 @@ def check_value_file(path, obs_size: int) -> tuple[np.ndarray, float]:
     return w, b
 
 
+class NetValue:
+    """V[seat] = the seat's score + a small network's guess of what that score gains by the game's
+    end, from the full state (`Engine.state()`: every hand, the pile) and who sits where (per seat,
+    a one-hot over the agents it was fitted on). It is fitted on batched games of those agents
+    (`experiments.tournament.value_fit`) and runs row by row on the compiled actor's kernel
+    (`agents.actor_kernels.actor_logits`), so a game's correction does not depend on its batch.
+    It is for scoring only: no agent ever sees it. `value_for` uses it only for a lineup of the
+    agents it knows, with the game's default rules."""
+
+    def __init__(self, table: np.ndarray, dims: np.ndarray, agents: Sequence[str], num_players: int):
+        self.table, self.dims, self.agents, self.num_players = table, dims, tuple(agents), num_players
+
+    def knows(self, agents) -> bool:
+        return set(agents) <= set(self.agents)
+
+    def lineup(self, seated: Sequence[str]) -> np.ndarray:
+        """The network's lineup input for agents ``seated[s]`` in seat s."""
+        out = np.zeros((self.num_players, len(self.agents)), np.float32)
+        for s, name in enumerate(seated):
+            out[s, self.agents.index(name)] = 1.0
+        return out.reshape(-1)
+
+    def rows(self, state: np.ndarray, lineups: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """V of games in their full states ``state[i]`` with lineups ``lineups[i]`` (`lineup`) and scores ``scores[i]``."""
+        from agents.actor_kernels import actor_logits
+
+        x = np.concatenate([state, lineups], axis=1).astype(np.float32)
+        out = np.empty((len(x), int(self.dims[3])), np.float32)
+        actor_logits(x, self.table, self.dims, out)
+        return np.asarray(scores, np.float64) + out
+
+    def seated(self, agents: Sequence[str]) -> Callable:
+        """V of a readable engine with ``agents[s]`` in seat s (what `corrections` and `sampled_corrections` take)."""
+        lineup = self.lineup(agents)[None]
+
+        def value(engine) -> np.ndarray:
+            scores = np.asarray(engine.scores, dtype=float)
+            return scores if engine.game_over else self.rows(engine.state()[None], lineup, scores[None])[0]
+        return value
+
+    @classmethod
+    @functools.lru_cache(maxsize=None)
+    def load(cls, game: str, num_players: int) -> "NetValue | None":
+        """The learned V of `game` at `num_players` (``values/<game>-<n>p-net.npz``), checked
+        (`check_net_file`); None without one."""
+        path = VALUES / f"{game}-{num_players}p-net.npz"
+        return cls(*check_net_file(path, game, num_players)) if path.exists() else None
+
+
+NET_ARRAYS = {"mean": ("f", ("in",)), "std": ("f", ("in",)), "w1": ("f", ("in", "h")), "b1": ("f", ("h",)),
+              "w2": ("f", ("h", "h")), "b2": ("f", ("h",)), "w3": ("f", ("h", "n")), "b3": ("f", ("n",)),
+              "agents": ("U", (None,)), "game": ("U", ()), "players": ("i", ()), "command": ("U", ()),
+              "held_out_r2": ("f", ())}
+
+
+def check_net_file(path, game: str, num_players: int) -> tuple:
+    """A learned value file as `NetValue` takes it (table, sizes, agents, players), refused in one
+    line when it is not a whole .npz of the expected arrays (`agents.npzfile.read_npz`: a pickle is
+    refused unread), is for another game or player count, or holds weights that are not finite or
+    not below `MAX_WEIGHT`."""
+    from agents.actor_kernels import layer_table
+    from agents.npzfile import read_npz
+
+    z = read_npz(path, NET_ARRAYS, 64 << 20, "value file")
+    if str(z["game"]) != game or int(z["players"]) != num_players:
+        raise ValueError(f"value file {path}: it is for {z['game']} at {int(z['players'])} players, not {game} at {num_players}")
+    agents = [str(a) for a in z["agents"]]
+    size = envs.info(game, num_players).state_size + num_players * len(agents)
+    if z["mean"].shape[0] != size or z["w3"].shape[1] != num_players or len(set(agents)) != len(agents):
+        raise ValueError(f"value file {path}: its network reads {z['mean'].shape[0]} inputs and gives {z['w3'].shape[1]} values, "
+                         f"expected {size} (the state and a one-hot of {len(agents)} distinct agents per seat) and {num_players}")
+    arrays = [z[k] for k in ("mean", "std", "w1", "b1", "w2", "b2", "w3", "b3")]
+    if not all(np.isfinite(a).all() and np.abs(a).max(initial=0) < MAX_WEIGHT for a in arrays) or not (z["std"] > 0).all():
+        raise ValueError(f"value file {path}: its weights must be finite and below {MAX_WEIGHT:g} in size, its std above 0; "
+                         f"refit it with python -m experiments.tournament.value_fit")
+    table, dims = layer_table(z["mean"], z["std"], arrays[2::2], arrays[3::2])
+    return table, dims, agents, num_players
+
+
+def value_for(game: str, num_players: int, agents=(), rule_options: dict | None = None) -> "NetValue | LinearValue":
+    """The V a run's corrections use: the game's learned `NetValue` when it knows every agent of the
+    run (``agents``: their names) and the rules are the default; otherwise the linear one. Chosen
+    once per run, so every game of the run is corrected with the same V."""
+    net = None if rule_options else NetValue.load(game, num_players)
+    return net if net is not None and net.knows(agents) else LinearValue.load(game, num_players)
+
+
 def expected_value(before, action: int, value: Callable, rng: np.random.Generator, samples: int = SAMPLES) -> np.ndarray:
     """E over chance outcomes of V after `action` from `before` (which is not changed): exactly,
     over every way the move can turn out (`Engine.step_outcomes`: each draw's kinds with their
@@ -198,13 +285,17 @@ def sampled_corrections(game: str, num_players: int, rule_options: dict | None, 
     return [float(x) for x in luck]
 
 
-def batch_values(value: "LinearValue", venv, rows: np.ndarray, final: np.ndarray | None = None) -> np.ndarray:
+def batch_values(value: "LinearValue | NetValue", venv, rows: np.ndarray, final: np.ndarray | None = None,
+                 lineups: np.ndarray | None = None) -> np.ndarray:
     """`value` of tables ``rows`` of a batched env, every seat [len(rows), n]: a seat's score plus
-    its fitted part, as `LinearValue` gives an engine; a row whose game just ended takes its
-    final scores from ``final`` (the rows of ``final`` that are NaN are games still going)."""
+    its fitted part, as `value` gives an engine (a `NetValue` also reads ``lineups[i]``, table
+    ``rows[i]``'s lineup); a row whose game just ended takes its final scores from ``final`` (the
+    rows of ``final`` that are NaN are games still going)."""
     n = venv.num_players
     out = venv.scores()[rows].astype(np.float64)
-    if value.w is not None:  # each row's products summed along the row: the same bits in any batch
+    if isinstance(value, NetValue):
+        out = value.rows(venv.state(rows), lineups, out)
+    elif value.w is not None:  # each row's products summed along the row: the same bits in any batch
         for s in range(n):
             out[:, s] += (venv.observe(s, rows) * value.w).sum(axis=1) + value.b
     if final is not None:
@@ -214,17 +305,20 @@ def batch_values(value: "LinearValue", venv, rows: np.ndarray, final: np.ndarray
 
 
 def batched_corrections(game: str, num_players: int, rule_options: dict | None, records: Sequence[dict],
-                        value: "LinearValue | None" = None, seed: int = 0, samples: int = SAMPLES,
+                        value: "LinearValue | NetValue | None" = None, seed: int = 0, samples: int = SAMPLES,
                         tick: Callable[[int], None] | None = None) -> list[list[float]]:
     """`sampled_corrections` of every record (its ``deal_seed`` and ``moves``) at once, on the
     batched engine: a table replays each game, and a table per copy (`strata`) takes its state
     before every move (``copy_rows``), redeals what no seat can see (``shuffle_unseen``, with the
     seeds `sampled_corrections` draws) and takes the same move. The games go move by move side
-    by side, every table in one step call. ``tick(k)`` is called as k more games are done."""
-    value = value if value is not None else LinearValue.load(game, num_players)
+    by side, every table in one step call. ``tick(k)`` is called as k more games are done. A
+    `NetValue` reads each record's ``agents`` (its lineup); without `value`, `value_for` chooses
+    from the records' agents (a run that corrects in chunks chooses once, for all of them)."""
     n, G = num_players, len(records)
     if G == 0:
         return []
+    if value is None:
+        value = value_for(game, n, {a for r in records for a in r.get("agents", ())}, rule_options)
     moves = [list(r["moves"]) for r in records]
     probe = envs.engine_class(game)(n, **(rule_options or {}))
     probe.reset(np.random.default_rng(0))
@@ -240,7 +334,11 @@ def batched_corrections(game: str, num_players: int, rule_options: dict | None, 
     fresh = np.zeros((G, C), np.int64)
     fresh[:, :samples] = [s[:samples] for s in seeds]
     venv.reset(np.concatenate([np.array([int(r["deal_seed"]) for r in records], np.int64), fresh.reshape(-1)]))
-    v = batch_values(value, venv, np.arange(G * (C + 1)))
+    lineups = None  # per table: its game's lineup, which a NetValue reads
+    if isinstance(value, NetValue):
+        own = np.stack([value.lineup(r["agents"]) for r in records])
+        lineups = np.concatenate([own, np.repeat(own, C, axis=0)])
+    v = batch_values(value, venv, np.arange(G * (C + 1)), None, lineups)
     luck = v[:G] - v[G:].reshape(G, C, n)[:, :samples].mean(1)
     pile = getattr(venv._st, "draw", None)
     for t in range(max(map(len, moves))):
@@ -281,8 +379,9 @@ def batched_corrections(game: str, num_players: int, rule_options: dict | None, 
                 venv.copy_rows(np.repeat(copies[chance, 0], C - 1), copies[chance, 1:].reshape(-1))
             venv.shuffle_unseen(scratch, step_seeds[met].reshape(-1), tops[met].reshape(-1))
             ended = venv.step(np.repeat(actions[met], C), rows=scratch)[4]
-            v = batch_values(value, venv, np.concatenate([chance, scratch]),
-                             np.concatenate([final[met], np.where(ended[:, None], venv.final_scores[scratch], np.nan)]))
+            both = np.concatenate([chance, scratch])
+            v = batch_values(value, venv, both, np.concatenate([final[met], np.where(ended[:, None], venv.final_scores[scratch], np.nan)]),
+                             None if lineups is None else lineups[both])
             m = chance.size
             luck[chance] += v[:m] - np.einsum("gc,gcs->gs", weights[met], v[m:].reshape(m, C, n))
         last = np.array([t == len(moves[g]) - 1 for g in on])

@@ -116,8 +116,8 @@ def _luck_of(task: tuple) -> list[list[float]]:
     """The luck corrections of a chunk of games (`experiments.tournament.luck.batched_corrections`), from their moves."""
     from experiments.tournament import luck
 
-    game, n, options, games, seed = task
-    return luck.batched_corrections(game, n, options, games, seed=seed)
+    game, n, options, games, seed, names = task
+    return luck.batched_corrections(game, n, options, games, luck.value_for(game, n, names, options), seed=seed)
 
 
 def _correct_luck(records: list[dict], game: str, n: int, options: dict, seed: int, workers: int, method: str | None,
@@ -129,12 +129,14 @@ def _correct_luck(records: list[dict], game: str, n: int, options: dict, seed: i
 
     from experiments.tournament import luck
 
-    games = [{"deal": r["deal"], "deal_seed": r["deal_seed"], "moves": r["moves"]} for r in records if not r["forfeit"]]
+    games = [{"deal": r["deal"], "deal_seed": r["deal_seed"], "moves": r["moves"], "agents": r["agents"]}
+             for r in records if not r["forfeit"]]
+    names = frozenset(a for r in records for a in r["agents"])  # the value is chosen once, for every chunk
     bar = tqdm(total=len(records), desc=f"{label} luck corrections", unit="game", disable=not progress, leave=True,
                dynamic_ncols=True)
     pool = workers > 1 and method is not None and len(games) > 1
     size = max(1, min(256, -(-len(games) // (8 * workers)))) if pool else 256
-    tasks = [(game, n, options, games[i:i + size], seed) for i in range(0, len(games), size)]
+    tasks = [(game, n, options, games[i:i + size], seed, names) for i in range(0, len(games), size)]
     try:
         found = []
         if pool:
@@ -146,7 +148,8 @@ def _correct_luck(records: list[dict], game: str, n: int, options: dict, seed: i
                     bar.update(len(task[3]))
         else:
             for task in tasks:
-                found += luck.batched_corrections(game, n, options, task[3], seed=seed, tick=bar.update)
+                found += luck.batched_corrections(game, n, options, task[3], luck.value_for(game, n, names, options), seed=seed,
+                                                  tick=bar.update)
         it = iter(found)
         for r in records:
             r["luck"] = [0.0] * n if r["forfeit"] else next(it)
@@ -342,7 +345,8 @@ def play(
     if luck:
         from experiments.tournament import luck as luck_module
 
-        luck_module.LinearValue.load(game, num_players)  # a bad value file is refused before any game
+        names = {spec.name for table in tables for spec in table}
+        luck_module.value_for(game, num_players, names, rule_options)  # a bad value file is refused before any game
     total = len(deals) if hasattr(deals, "__len__") else None  # type: ignore[arg-type]
     opts = tuple(sorted((rule_options or {}).items()))
     if backend == "ray":
