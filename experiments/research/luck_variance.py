@@ -40,7 +40,7 @@ def measure(game: str, n: int, agents: Sequence[str], deals: int, seed: int, wit
     values = [("fitted", luck.value_for(game, n, agents)), ("linear", luck.LinearValue.load(game, n)), ("score", luck.LinearValue())]
     if not isinstance(values[0][1], luck.NetValue):  # the tournament's V is the linear one
         values.pop(1)
-    for label, value in values[:len(values) if with_score else 1]:
+    for label, value in values if with_score else values[:-1]:
         t0 = time.perf_counter()
         if readable:  # every draw enumerated, one game at a time on the readable engine
             for r in recs:
