@@ -27,7 +27,7 @@ def _net(game, n, agents=AGENTS):
 
 
 def _records(game, n, deals):
-    return value_fit.play(game, n, AGENTS, deals, seed=0)
+    return value_fit.play(game, n, AGENTS, range(deals), seed=0)
 
 
 @pytest.mark.parametrize("game, deals", [("neu", 2), ("not_your_mas_jong", 1), ("deadfall", 2)])
@@ -117,7 +117,7 @@ def test_an_interrupted_fit_leaves_the_old_value_file_whole(tmp_path, monkeypatc
     old = tmp_path / "v.npz"
     old.write_bytes(b"the old file")
     monkeypatch.setattr(value_fit, "play", lambda *a: [])
-    monkeypatch.setattr(value_fit, "samples", lambda *a: (np.zeros((2, 3)), np.zeros((2, 4)), np.arange(2)))
+    monkeypatch.setattr(value_fit, "samples", lambda *a, **k: (np.zeros((2, 3)), np.zeros((2, 4)), np.arange(2)))
     monkeypatch.setattr(value_fit, "fit", lambda *a, **k: (_arrays("neu", 4), 0.0))
 
     def dies(f, **arrays):
@@ -134,3 +134,10 @@ def test_the_fit_command_refuses_bad_arguments_in_one_line(capsys):
     with pytest.raises(SystemExit):
         value_fit.main(["--game", "neu", "--keep", "0"])
     assert "--keep in (0, 1]" in capsys.readouterr().err
+
+
+def test_a_fit_that_would_not_fit_in_memory_is_refused_after_its_first_chunk(monkeypatch, capsys):
+    monkeypatch.setattr(value_fit, "MAX_STATE_BYTES", 1000)
+    with pytest.raises(SystemExit):
+        value_fit.main(["--game", "neu", "--agents", "heuristic,random", "--deals", "2"])
+    assert "2 deals at --keep 0.25 would keep about" in capsys.readouterr().err

@@ -31,10 +31,14 @@ from experiments.cli import ArgumentParser
 from experiments.tournament import luck, runner, vector
 
 
-def play(game: str, n: int, agents: Sequence[str], deals: int, seed: int) -> list[dict]:
-    """`deals` duplicate deals of `agents` (every rotation), with their moves."""
+CHUNK = 5_000  # deals played and replayed at a time: a game's moves are Python lists, ~1 kB a move
+MAX_STATE_BYTES = 4 << 30  # the states kept; the fit holds a normalised copy beside them
+
+
+def play(game: str, n: int, agents: Sequence[str], deals: range, seed: int) -> list[dict]:
+    """Duplicate deals ``deals`` (their indices) of `agents`, every rotation, with their moves."""
     tables = runner.make_tables_checked(list(agents), game, n, None)
-    job = runner.Job(game, n, (), seed, True, tuple((0, d) for d in range(deals)), record_moves=True,
+    job = runner.Job(game, n, (), seed, True, tuple((0, d) for d in deals), record_moves=True,
                      vector_tables=vector.choose_tables(game, tables, n, "auto"))
     return runner.play_job(job, tables)
 
@@ -119,10 +123,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--game", required=True, choices=envs.available_games())
     p.add_argument("--players", type=int, default=4)
     p.add_argument("--agents", default="ppo,heuristic", help="the agents whose games it is fitted on (default: ppo,heuristic)")
-    p.add_argument("--deals", type=int, default=10_000, help="duplicate deals to fit on (default: 10000)")
+    p.add_argument("--deals", type=int, default=40_000, help="duplicate deals to fit on (default: 40000)")
     p.add_argument("--keep", type=float, default=0.25, help="share of the states kept (default: 0.25)")
-    p.add_argument("--hidden", type=int, default=64, help="width of each hidden layer (default: 64)")
-    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--hidden", type=int, default=128, help="width of each hidden layer (default: 128)")
+    p.add_argument("--epochs", type=int, default=8)
     p.add_argument("--out", default=None, help="value file (default: the one tournaments read, values/<game>-<n>p-net.npz)")
     a = p.parse_args(argv)
     if a.deals < 1 or a.epochs < 1 or a.hidden < 1 or not 0 < a.keep <= 1:
@@ -136,9 +140,20 @@ def main(argv: Sequence[str] | None = None) -> None:
         p.error(str(e))
     path = luck.VALUES / f"{a.game}-{a.players}p-net.npz" if a.out is None else Path(a.out)
     t0 = time.perf_counter()
-    records = play(a.game, a.players, agents, a.deals, luck.FIT_SEED)
-    x, y, games = samples(a.game, a.players, records, agents, a.keep)
-    print(f"{len(records)} games, {len(x)} states in {time.perf_counter() - t0:.0f} s", flush=True)
+    parts, played = [], 0
+    for start in range(0, a.deals, CHUNK):
+        records = play(a.game, a.players, agents, range(start, min(a.deals, start + CHUNK)), luck.FIT_SEED)
+        x, y, games = samples(a.game, a.players, records, agents, a.keep, seed=start)
+        projected = x.nbytes * -(-a.deals // CHUNK)
+        if not parts and projected > MAX_STATE_BYTES:
+            p.error(f"{a.deals} deals at --keep {a.keep} would keep about {projected / 2**30:.1f} GiB of states "
+                    f"(at most {MAX_STATE_BYTES / 2**30:.0f}); lower --keep or --deals")
+        parts.append((x, y, games + played))  # game numbers unique over the chunks
+        played += len(records)
+        print(f"deals {start + 1}-{min(a.deals, start + CHUNK)}: {len(records)} games, {len(x)} states "
+              f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    x, y, games = (np.concatenate(part) for part in zip(*parts))
+    del parts
     arrays, r2 = fit(x, y, games, a.hidden, a.epochs, log=lambda m: print(m, flush=True))
     command = "python -m experiments.tournament.value_fit " + shlex.join(sys.argv[1:] if argv is None else list(argv))
     path.parent.mkdir(parents=True, exist_ok=True)
