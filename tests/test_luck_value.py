@@ -141,3 +141,11 @@ def test_a_fit_that_would_not_fit_in_memory_is_refused_after_its_first_chunk(mon
     with pytest.raises(SystemExit):
         value_fit.main(["--game", "neu", "--agents", "heuristic,random", "--deals", "2"])
     assert "2 deals at --keep 0.25 would keep about" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("game", ["neu", "deadfall"])
+def test_the_shipped_learned_values_load_and_serve_ppo_against_the_heuristic(game):
+    value = luck.value_for(game, 4, ["ppo", "heuristic"])
+    assert isinstance(value, luck.NetValue) and set(value.agents) == {"ppo", "heuristic"}
+    command = str(np.load(luck.VALUES / f"{game}-4p-net.npz")["command"])
+    assert command.startswith(f"python -m experiments.tournament.value_fit --game {game} ")
