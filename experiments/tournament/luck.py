@@ -95,6 +95,14 @@ def check_value_file(path, obs_size: int) -> tuple[np.ndarray, float]:
     return w, b
 
 
+def lineup_input(known: Sequence[str], seated: Sequence[str]) -> np.ndarray:
+    """Who sits where, as a learned value reads it: per seat, a one-hot over the ``known`` agents."""
+    out = np.zeros((len(seated), len(known)), np.float32)
+    for s, name in enumerate(seated):
+        out[s, list(known).index(name)] = 1.0
+    return out.reshape(-1)
+
+
 class NetValue:
     """V[seat] = the seat's score + a small network's guess of what that score gains by the game's
     end, from the full state (`Engine.state()`: every hand, the pile) and who sits where (per seat,
@@ -111,11 +119,8 @@ class NetValue:
         return set(agents) <= set(self.agents)
 
     def lineup(self, seated: Sequence[str]) -> np.ndarray:
-        """The network's lineup input for agents ``seated[s]`` in seat s."""
-        out = np.zeros((self.num_players, len(self.agents)), np.float32)
-        for s, name in enumerate(seated):
-            out[s, self.agents.index(name)] = 1.0
-        return out.reshape(-1)
+        """The network's lineup input for agents ``seated[s]`` in seat s (`lineup_input`)."""
+        return lineup_input(self.agents, seated)
 
     def rows(self, state: np.ndarray, lineups: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """V of games in their full states ``state[i]`` with lineups ``lineups[i]`` (`lineup`) and scores ``scores[i]``."""

@@ -48,8 +48,7 @@ def samples(game: str, n: int, records: Sequence[dict], names: Sequence[str], ke
     targets [S, n]: each seat's final score minus its current one, the game of each [S])."""
     rng = np.random.default_rng(seed)
     G = len(records)
-    net = luck.NetValue(np.zeros((1, 1), np.float32), np.zeros(4, np.int64), names, n)  # only its lineup()
-    lineups = np.stack([net.lineup(r["agents"]) for r in records])
+    lineups = np.stack([luck.lineup_input(names, r["agents"]) for r in records])
     final = np.array([r["scores"] for r in records], np.float64)
     venv = envs.vector_env(game, G, n, seed=0)
     venv.reset(np.array([r["deal_seed"] for r in records], np.int64))
