@@ -15,6 +15,9 @@ the file:
     critic_size   the critic's input size
     hidden        width of the two hidden layers
     model         the ActorCritic state dict (weights and input normalisers)
+    made_by       how it was made: {"command": the command line that made it, "teacher": the agent
+                  spec its warm start imitated ("" when none), "steps": env steps played by then}
+                  (absent in files written before the field existed)
     args, meta    the training arguments; meta["update"] etc. in a resumable run's checkpoint
     optimizer     (resumable checkpoints only) the Adam state
 
@@ -61,7 +64,8 @@ MAX_WEIGHT = 1e4  # every weight and bias (trained ones: below 1)
 CODE_OPCODES = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "BUILD", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
 
 
-KEYS = frozenset(HEADER) | {"format", "critic", "features", "hint", "args", "meta", "optimizer"}  # a checkpoint's top level
+KEYS = frozenset(HEADER) | {"format", "critic", "features", "hint", "made_by", "args", "meta", "optimizer"}  # a checkpoint's top level
+MAX_COMMAND = 8000  # characters of made_by's command and teacher (a long command line: under 1,000)
 MAX_PICKLE = 4 << 20  # bytes of a checkpoint's pickle (the shipped ones: under 10 kB)
 _ITEMSIZE = {"Double": 8, "Float": 4, "Half": 2, "BFloat16": 2, "Long": 8, "Int": 4, "Short": 2, "Char": 1, "Byte": 1, "Bool": 1}
 
@@ -246,7 +250,22 @@ def _header(ckpt: Any, path: Path) -> tuple:
     if _whole(ckpt, "critic_size", path, 1, 10**6) != expected_critic:
         raise CheckpointError(f"{path}: field 'critic_size' is {ckpt['critic_size']}, but a {critic} critic for {game} reads {expected_critic}")
     hidden = _whole(ckpt, "hidden", path, 1, MAX_HIDDEN)
+    if "made_by" in ckpt:
+        _made_by(ckpt["made_by"], path)
     return engine, size_in, engine.num_actions, expected_critic, hidden
+
+
+def _made_by(made_by: Any, path: Path) -> None:
+    """The provenance field: exactly a command, a teacher and a step count."""
+    if not isinstance(made_by, dict) or set(made_by) != {"command", "teacher", "steps"}:
+        keys = sorted(map(str, made_by)) if isinstance(made_by, dict) else type(made_by).__name__
+        raise CheckpointError(f"{path}: field 'made_by' must hold exactly command, teacher and steps, got {keys}")
+    for key, most in (("command", MAX_COMMAND), ("teacher", MAX_COMMAND)):
+        if not isinstance(made_by[key], str) or len(made_by[key]) > most:
+            raise CheckpointError(f"{path}: field 'made_by.{key}' must be text of at most {most} characters")
+    steps = made_by["steps"]
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= 10**15:
+        raise CheckpointError(f"{path}: field 'made_by.steps' must be a whole number of env steps, got {steps!r}")
 
 
 def read_checkpoint(path) -> dict:
@@ -328,7 +347,8 @@ def build_network(ckpt: dict) -> ActorCritic:
 
 
 def make_checkpoint(net: ActorCritic, *, game: str, num_players: int, critic: str, features: bool, hint: bool,
-                    hidden: int, args: dict, meta: dict, optimizer_state: dict | None = None) -> dict:
+                    hidden: int, args: dict, meta: dict, optimizer_state: dict | None = None,
+                    made_by: dict | None = None) -> dict:
     """What a checkpoint holds (see the module docstring)."""
     import envs
 
@@ -344,6 +364,7 @@ def make_checkpoint(net: ActorCritic, *, game: str, num_players: int, critic: st
         "hint": bool(hint),
         "critic_size": int(net.critic_mean.numel()),
         "hidden": hidden,
+        **({"made_by": made_by} if made_by is not None else {}),
         "model": net.state_dict(),
         "args": args,
         "meta": meta,

@@ -85,7 +85,7 @@ class PPOAgent(Agent):
         # act() and act_batch() run the compiled actor (agents.actor_kernels.actor_logits): a row's logits
         # do not depend on its batch, and one observation takes microseconds, not torch's call overhead.
         agent._layers = actor_arrays(net)
-        agent.info = {k: ckpt[k] for k in ("critic", "meta") if k in ckpt}
+        agent.info = {k: ckpt[k] for k in ("critic", "meta", "made_by") if k in ckpt}
         return agent
 
     @classmethod

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import random
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -239,6 +240,13 @@ def test_global_critic_resume_and_export(tmp_path):
     assert {"reproduce", "env_steps", "wall_seconds", "machine"} <= set(sidecar)
     bot = PPOAgent.load(export, seed=0)
     assert bot.info["critic"] == "global"
+    # The header states the command (flags that differ from the defaults; it parses back to the
+    # run's arguments), no teacher, and the env steps played.
+    made_by = bot.info["made_by"]
+    assert made_by["teacher"] == "" and made_by["steps"] == sidecar["env_steps"] > 300
+    assert made_by["command"].startswith("python -m train.ppo --game neu --players 3 --steps 600 ")
+    assert ppo.parse_args(shlex.split(made_by["command"])[3:]) == dataclasses.replace(args, steps=600, resume=False)
+    assert torch.load(tmp_path / "g" / "checkpoint.pt", weights_only=True)["made_by"]["steps"] == made_by["steps"]
     play_one_game(bot, 3)
 
 
@@ -473,6 +481,12 @@ def test_shipped_checkpoints(path: Path):
     sidecar = json.loads(path.with_suffix(".json").read_text())
     assert sidecar["reproduce"].startswith("python -m train.ppo")
     bot = PPOAgent.load(path, seed=0)
+    # Its header says how it was made: the sidecar's command and steps, and the heuristic as the
+    # teacher exactly when the run imitated it first.
+    made_by = bot.info["made_by"]
+    assert made_by == sidecar["made_by"]
+    assert made_by["command"] == sidecar["reproduce"] and made_by["steps"] == sidecar["env_steps"]
+    assert made_by["teacher"] == ("heuristic" if sidecar["args"].get("imitation_steps") else "")
     play_one_game(bot, bot.num_players, bot.game)
 
 
@@ -641,6 +655,9 @@ def edited(ckpt, tmp_path, name, edit):
         ("stdnan.pt", lambda d: d["model"]["obs_std"].fill_(float("nan")), r"stdnan.pt: field 'model.obs_std' holds NaN"),
         ("extra.pt", lambda d: d["model"].update(extra=torch.zeros(1)), r"extra.pt: weights do not fit the network \(missing none, unexpected \['extra'\]\)"),
         ("flag.pt", lambda d: d.update(hint="yes"), r"flag.pt: field 'hint' must be true or false"),
+        ("made.pt", lambda d: d["made_by"].update(by="me"), r"made.pt: field 'made_by' must hold exactly command, teacher and steps, got \['by', 'command'"),
+        ("steps.pt", lambda d: d["made_by"].update(steps=-1), r"steps.pt: field 'made_by.steps' must be a whole number of env steps, got -1"),
+        ("command.pt", lambda d: d["made_by"].update(command="x" * 9000), r"command.pt: field 'made_by.command' must be text of at most 8000"),
     ],
 )
 def test_a_damaged_checkpoint_is_refused_before_anything_is_built(ckpt, tmp_path, name, edit, message, monkeypatch):

@@ -188,6 +188,8 @@ def test_command_txt_says_how_to_continue_and_parses_back(tmp_path):
     lines = (tmp_path / "run" / "command.txt").read_text().splitlines()
     started, resume = lines[1], lines[3]
     assert started.startswith("python -m train.ppo_search --game neu --players 3 ") and resume == started + " --resume"
+    made_by = torch.load(tmp_path / "run" / "final.pt", weights_only=True)["made_by"]
+    assert made_by["command"] == started and made_by["teacher"] == "heuristic" and made_by["steps"] >= 1500 + 300
     assert ppo_search.parse_args(shlex.split(started)[3:]) == args
     assert ppo_search.parse_args(shlex.split(resume)[3:]) == dataclasses.replace(args, resume=True)
     again = shlex.split(lines[5])[3:]

@@ -55,8 +55,8 @@ import envs
 from agents import make_agent, spec_label
 from agents.base import act_by_agent, can_act_batch
 from agents.checkpoint import MAX_HIDDEN, make_checkpoint, save_checkpoint
+from train import cli, ppo
 from train.cli import check_numbers, parse_rules
-from train import ppo
 from train.ppo import SCALE_GAMES, ppo_update
 from train.rollout import measure_scales
 from train.rollout_vector import GrowingColumns, another_game
@@ -423,12 +423,13 @@ def new_network(args: Args) -> tuple[ActorCritic, float]:
 
 
 def train(args: Args, run: RunFolder, target: Target, evaluate: Callable | None = None, curve_points: int = 10,
-          say: Callable | None = None, start: ActorCritic | None = None) -> dict:
+          say: Callable | None = None, start: ActorCritic | None = None, command: str = "") -> dict:
     """Train the best response; returns {"net", "global_step", "seconds", "deal_seeds", "updates"}.
 
     ``evaluate(net, global_step)`` runs before the first update and each time training passes another
     ``1 / curve_points`` of the budget (and at the end); its time is not training time. `start`: the
-    network to start from (a warm start, `experiments.exploit --warm-start`; default: an untrained one)."""
+    network to start from (a warm start, `experiments.exploit --warm-start`; default: an untrained one).
+    `command`: what made the run, for final.pt's made_by (default: this module's flags)."""
     import torch
 
     torch.manual_seed(args.seed)
@@ -480,7 +481,10 @@ def train(args: Args, run: RunFolder, target: Target, evaluate: Callable | None 
     finally:
         log.close()
     meta = {"global_step": global_step, "training_seconds": seconds, "target": target.label}
+    # A warm start that cloned the target imitated it: the target is its teacher.
+    made_by = {"command": command or cli.command_line(args, "experiments.exploit"), "steps": int(global_step),
+               "teacher": target.label if getattr(args, "warm_start", "").startswith("a clone") else ""}
     ckpt = make_checkpoint(net, game=args.game, num_players=args.players, critic="plain", features=False, hint=False,
-                           hidden=args.hidden, args=dataclasses.asdict(args), meta=meta)
+                           hidden=args.hidden, args=dataclasses.asdict(args), meta=meta, made_by=made_by)
     save_checkpoint(ckpt, run.final_path)
     return {"net": net, "global_step": global_step, "seconds": seconds, "deal_seeds": collector.deal_seeds, "updates": update}

@@ -16,6 +16,18 @@ def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def command_line(args, module: str, resume: bool = False) -> str:
+    """The command that gives the dataclass `args`: `module` and the flags that differ from their
+    defaults (game and players always), so a checkpoint or run folder can say how it was made."""
+    words = [f"python -m {module}"]
+    for f in dataclasses.fields(args):
+        value = getattr(args, f.name)
+        if f.name in ("resume", "overwrite") or (value == f.default and f.name not in ("game", "players")):
+            continue
+        words += [flag(f.name)] if value is True else [flag(f.name), str(value)]
+    return " ".join(words + (["--resume"] if resume else []))
+
+
 def parse_rules(text: str) -> dict:
     """Rule options from "name=value,name=value" (values: true/false, numbers, or words); "" is none.
     ValueError for a malformed pair; the game itself refuses an unknown name or value."""

@@ -37,6 +37,7 @@ def export(checkpoint: dict, args, final: dict, csv_path: str, module: str = "tr
         "num_players": args.players,
         "critic": args.critic,
         "reproduce": f"python -m {module} {shlex.join(sys.argv[1:])}" if run_as_command else None,
+        "made_by": checkpoint.get("made_by"),
         "args": dataclasses.asdict(args),
         "env_steps": final["global_step"],
         "wall_seconds": round(final["wall_seconds"], 1),

@@ -197,6 +197,7 @@ class Variant:
     features: bool = False  # the policy also reads the game's hand-made features
     hint: bool = False  # ... and a one-hot of the heuristic's move
     win_bonus: float = 0.0  # score units for first place, added to that seat's last reward
+    teacher: str = ""  # the agent spec the warm start imitates ("": none), in every checkpoint's made_by
     rules: dict = field(default_factory=dict)  # rule options of every env the run plays
     # (agent, optimizer, args, open_collector, say) -> env steps: runs before the first update of a
     # fresh run; open_collector(worker_class, vector_class) opens a collector of the run's kind with
@@ -252,9 +253,10 @@ def _gae(rewards, values, dones, next_index, gamma, gamma_lam):
 # ---------------------------------------------------------------- checkpoints and the run folder
 def checkpoint_dict(agent: ActorCritic, args, variant: Variant, meta: dict, optimizer=None) -> dict:
     settings = {**dataclasses.asdict(args), "scale_games": SCALE_GAMES, "pool_size": POOL_SIZE}
+    made_by = {"command": cli.command_line(args, variant.module), "teacher": variant.teacher, "steps": int(meta["global_step"])}
     return make_checkpoint(agent, game=args.game, num_players=args.players, critic=args.critic, hidden=args.hidden,
                            args=settings, meta=meta, optimizer_state=None if optimizer is None else optimizer.state_dict(),
-                           **variant.reads())
+                           made_by=made_by, **variant.reads())
 
 
 def run_folder(args) -> str:

@@ -52,7 +52,7 @@ import numpy as np
 from agents.npzfile import read_npz
 
 from train import best_response as br
-from train import ppo, ppo_warmstart
+from train import cli, ppo, ppo_warmstart
 from train.distill import TeacherGames, batch_input, soft_targets
 from train.rollout import measure_scales
 
@@ -136,14 +136,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 def command(args: Args, resume: bool = False) -> str:
     """The command line that gives `args` (the flags that differ from the defaults)."""
-    words = ["python -m train.ppo_search"]
-    for f in dataclasses.fields(Args):
-        value = getattr(args, f.name)
-        if f.name in ("resume", "overwrite") or (value == f.default and f.name not in ("game", "players")):
-            continue
-        flag = "--" + f.name.replace("_", "-")
-        words += [flag] if value is True else [flag, str(value)]
-    return " ".join(words + (["--resume"] if resume else []))
+    return cli.command_line(args, "train.ppo_search", resume)
 
 
 def write_command(args: Args, path: str) -> None:
@@ -245,6 +238,7 @@ class StrengthLog:
 def variant(args: Args) -> ppo.Variant:
     v = ppo_warmstart.variant(args)
     v.module = "train.ppo_search"
+    v.teacher = args.teacher
     v.warm_start = distil
     v.after_update = StrengthLog(args) if args.strength_every else None
     return v

@@ -245,6 +245,7 @@ def variant(args: Args) -> ppo.Variant:
     """This variant's flags, as the one object the core trainer reads (ValueError for malformed --rules)."""
     return ppo.Variant(module="train.ppo_warmstart", features=args.features, hint=args.hint, win_bonus=args.win_bonus,
                        rules=parse_rules(args.rules), warm_start=imitate if args.imitation_steps else None,
+                       teacher="heuristic" if args.imitation_steps else "",
                        penalty=ClonePenalty(args.kl_clone, args.kl_clone_final) if args.kl_clone else None)
 
 
