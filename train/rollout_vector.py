@@ -96,7 +96,7 @@ class VectorRollout:
     """
 
     def __init__(self, config: RolloutConfig) -> None:
-        from agents.network import ActorCritic, critic_size
+        from agents.network import ActorCritic, critic_size, input_size
 
         if not uses_vector_env(config):
             raise ValueError("the batched rollout plays policies that read the plain observation only "
@@ -109,8 +109,9 @@ class VectorRollout:
         self.rollout_steps = config.rollout_steps
         self.rules = config.rules
         facts = envs.info(self.game, self.n, **self.rules)
-        self.obs_size, self.num_actions = facts.obs_size, facts.num_actions
-        self.critic_size = critic_size(facts, self.critic)
+        self.obs_size, self.num_actions = input_size(facts, oracle=config.oracle), facts.num_actions
+        self.critic_size = critic_size(facts, self.critic, oracle=config.oracle)
+        self.oracle_keep = 1.0  # with config.oracle: the share of the oracle input each decision sees (the trainer sets it)
         self.make_net = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, config.hidden)
         self.net = self.make_net()
         self.snapshots: list[ActorCritic] = []
@@ -145,6 +146,7 @@ class VectorRollout:
         import torch
 
         rng = np.random.default_rng([*seed, 0])
+        hide = np.random.default_rng([*seed, 1])  # which oracle entries each decision does not see
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
         load_policies(self, policy, pool)
         N, n = self.num_tables, self.n
@@ -190,6 +192,9 @@ class VectorRollout:
         episodes: dict[str, list] = {}
         obs, mask, seat = venv.reset()
         while live.any():
+            # The networks' input: with the oracle, the learner and the snapshots read its block too,
+            # a share oracle_keep of it; the scripted seats read the observation.
+            x = self.with_oracle(obs, venv, seat, hide) if self.config.oracle else obs
             mask_b = mask.view(bool) if mask.dtype == np.int8 else mask.astype(bool)
             actions = mask_b.argmax(1)  # tables past their share: first legal move, unrecorded
             live_rows = np.flatnonzero(live)
@@ -200,11 +205,11 @@ class VectorRollout:
                 for k in np.unique(opponent[theirs]).tolist():
                     rows = theirs[opponent[theirs] == k]
                     if k >= 0:
-                        actions[rows] = snapshot_moves(self.snapshots[k], obs[rows], mask_b[rows], gen).numpy()
+                        actions[rows] = snapshot_moves(self.snapshots[k], x[rows], mask_b[rows], gen).numpy()
                     else:
                         actions[rows] = scripted[k].act_batch(obs[rows], mask[rows], seat[rows])
             rows = live_rows[mine]  # the learner's decisions: transitions
-            o, m, s = obs[rows], mask_b[rows], seat[rows]
+            o, m, s = x[rows], mask_b[rows], seat[rows]
             if glob:
                 onehot = np.zeros((rows.size, n), np.float32)
                 onehot[np.arange(rows.size), s] = 1.0
@@ -255,6 +260,7 @@ class VectorRollout:
                 for t in ended[live[ended]].tolist():
                     seat_players(t)
         out = buf.arrays()
+        out["oracle_keep"] = self.oracle_keep if self.config.oracle else 0.0
         if not glob:  # as train/rollout.py: the plain critic reads the observation, nothing is stored
             out["critic_in"] = np.zeros((0, 0), np.float32)
         out["episodes"] = episodes
@@ -262,6 +268,18 @@ class VectorRollout:
         against = [e["return"] for label, eps in episodes.items() if label != "self" for e in eps]
         out["mean_return"] = float(np.mean(against)) if against else float("nan")  # self-play returns sum to zero
         return out
+
+    def with_oracle(self, obs: np.ndarray, venv, seat: np.ndarray, hide: np.random.Generator) -> np.ndarray:
+        """The observations with the oracle block after them (the full state and the seat, one-hot),
+        each entry kept with probability oracle_keep (Suphx's oracle dropout) and 0 otherwise."""
+        block = np.zeros((len(obs), self.obs_size - obs.shape[1]), np.float32)
+        if self.oracle_keep > 0.0:
+            state = venv.state()
+            block[:, : state.shape[1]] = state
+            block[np.arange(len(obs)), state.shape[1] + seat] = 1.0
+            if self.oracle_keep < 1.0:
+                block *= hide.random(block.shape, np.float32) < self.oracle_keep
+        return np.concatenate([obs, block], axis=1)
 
     def close(self) -> None:
         pass
