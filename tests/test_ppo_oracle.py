@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import random
+import shlex
 
 import numpy as np
 import pytest
@@ -97,7 +98,7 @@ def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("oracle")
     before, ppo.SCALE_GAMES = ppo.SCALE_GAMES, 4
     try:
-        args = tiny(tmp)
+        args = tiny(tmp, strength_every=3, strength_deals=4)
         net = ppo_oracle.main(args)
     finally:
         ppo.SCALE_GAMES = before
@@ -118,6 +119,15 @@ def test_the_log_follows_the_schedule_and_final_pt_is_a_plain_policy(run):
     assert played.net.obs_mean.numel() == facts.obs_size  # the observation only
     assert "oracle" not in torch.load(folder / "final.pt", weights_only=True)
     assert played.info["made_by"]["command"].startswith("python -m train.ppo_oracle --game neu --players 3 ")
+    # command.txt: the command that started the run (what final.pt says) and the one that continues it
+    lines = (folder / "command.txt").read_text().splitlines()
+    assert lines[1] == played.info["made_by"]["command"] and lines[3] == lines[1] + " --resume"
+    assert ppo_oracle.parse_args(shlex.split(lines[1])[3:]) == args
+    # strength.csv: the played policy (the network without the block) every 3 updates, on 4 deals
+    with open(folder / "strength.csv") as f:
+        strength = list(csv.DictReader(f))
+    assert [int(r["update"]) for r in strength] == [u for u in range(1, len(rows) + 1) if u % 3 == 0]
+    assert len(strength) >= 2 and all(r["deals"] == "4" and np.isfinite(float(r["edge_vs_heuristic"])) for r in strength)
 
 
 def test_the_loader_refuses_a_network_that_reads_the_oracle(run):

@@ -27,17 +27,22 @@ that reads only its own observation. Here:
 
 Rollouts play on the batched engine only (the oracle block is written for a
 whole batch at once). ``progress.csv`` has an ``oracle_keep`` column: the share
-shown in each update's rollout. Everything else is `train.ppo`: its flags, run
-folder, ``--resume`` and determinism.
+shown in each update's rollout; ``command.txt`` says how the run started and
+how to continue it; ``--strength-every N`` logs, every N updates, the edge of
+the policy that would play (the network without the block) over the
+heuristic in ``strength.csv``, as `train.ppo_search` does. Everything else is
+`train.ppo`: its flags, run folder, ``--resume`` and determinism.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import sys
 from dataclasses import dataclass, field
 
 import envs
-from train import ppo
+from train import cli, ppo
 
 
 @dataclass
@@ -45,10 +50,16 @@ class Args(ppo.Args):
     critic: str = field(default="global", metadata={"help": "global: the value also reads env.state() (the default here); plain: the value reads the policy's input", "choices": ("plain", "global")})
     oracle_full: float = field(default=0.3, metadata={"help": "share of --steps in which the policy sees the whole oracle block (every hand)"})
     oracle_fade: float = field(default=0.4, metadata={"help": "share of --steps over which the share of the oracle block shown falls linearly to 0; the rest of the run sees none"})
+    strength_every: int = field(default=0, metadata={"help": "every N updates, log the played policy's edge over the heuristic (the network without the oracle block) on held-out deals in strength.csv (0: off)"})
+    strength_deals: int = field(default=200, metadata={"help": "held-out duplicate deals of each strength-log point"})
+    # Not flags: what train.ppo_search's strength log reads (the policy reads the observation only).
+    features = False
+    rules = ""
 
 
 def check_args(args: Args, variant: ppo.Variant | None = None) -> None:
     ppo.check_args(args, variant)
+    ppo.check_numbers(args, {"strength_every": (0, 10**9), "strength_deals": (2, 10**6)}, {})
     for name in ("oracle_full", "oracle_fade"):
         value = getattr(args, name)
         if not 0.0 <= value <= 1.0:
@@ -90,7 +101,28 @@ def variant(args: Args) -> ppo.Variant:
                   "plays without it, so it is not quite the policy trained (give more --steps)")
         return strip(net, args.game, args.players)
 
-    return ppo.Variant(module="train.ppo_oracle", oracle=schedule, strip=without_oracle)
+    return ppo.Variant(module="train.ppo_oracle", oracle=schedule, strip=without_oracle, after_update=AfterUpdate(args))
+
+
+class AfterUpdate:
+    """After each update: command.txt (how the run started and how to continue it), and with
+    --strength-every the strength log of the policy that would play (the network without the block)."""
+
+    def __init__(self, args: Args) -> None:
+        from train.ppo_search import StrengthLog
+
+        self.args, self.strength = args, StrengthLog(args) if args.strength_every else None
+
+    def __call__(self, agent, row: dict) -> None:
+        path = os.path.join(ppo.run_folder(self.args), "command.txt")
+        if not os.path.isfile(path):
+            started = dataclasses.replace(self.args, resume=False, overwrite=False)
+            with open(path + ".tmp", "w") as f:
+                f.write(f"# started with\n{cli.command_line(started, 'train.ppo_oracle')}\n# continue it (from "
+                        f"checkpoint.pt, exactly as if never stopped) with\n{cli.command_line(started, 'train.ppo_oracle', resume=True)}\n")
+            os.replace(path + ".tmp", path)
+        if self.strength is not None:
+            self.strength(strip(agent, self.args.game, self.args.players), row)
 
 
 def strip(net, game: str, num_players: int):
