@@ -205,3 +205,23 @@ def test_the_oracle_run_is_reproducible(tmp_path):
     b = ppo_oracle.main(tiny(tmp_path, "b", steps=1200))
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
     assert a.obs_mean.numel() == envs.info("neu", 3).obs_size  # what main returns is the network that plays
+
+
+def test_a_distilled_start_fits_the_observation_and_leaves_the_block_unread_until_ppo(tmp_path):
+    """--imitation-steps: the clone's block columns are 0 (it plays alike whatever the block holds),
+    its update-0 checkpoint keeps the oracle input for --resume, and PPO then learns weights for it."""
+    # The distillation's steps count in --steps (as every warm start's): the block is shown after it.
+    args = tiny(tmp_path, "d", steps=8000, oracle_full=0.5, imitation_steps=3000, strength_every=100, strength_deals=4)
+    ppo_oracle.main(args)
+    facts = envs.info("neu", 3)
+    block = slice(facts.obs_size, facts.obs_size + oracle_size(facts))
+    ckpt = torch.load(tmp_path / "d" / "checkpoint.pt", weights_only=True)
+    assert ckpt["oracle"] is True and ckpt["meta"]["update"] >= 0
+    clone = ckpt["meta"]["pool"][0]  # the network right after the distillation
+    assert (clone["actor.0.weight"][:, block] == 0).all() and (clone["critic.0.weight"][:, block] == 0).all()
+    assert clone["actor.0.weight"][:, : facts.obs_size].abs().sum() > 0
+    assert (ckpt["model"]["actor.0.weight"][:, block] != 0).any()  # PPO's update reads the block
+    with open(tmp_path / "d" / "strength.csv") as f:
+        assert [r["update"] for r in csv.DictReader(f)][0] == "0"  # the clone's own strength first
+    lines = (tmp_path / "d" / "command.txt").read_text().splitlines()
+    assert lines[1].startswith("python -m train.ppo_oracle ") and "--teacher-data" in lines[5]

@@ -17,6 +17,11 @@ that reads only its own observation. Here:
   is 1 for the first ``--oracle-full`` share of ``--steps``, falls linearly to
   0 over the next ``--oracle-fade`` share, and stays 0 for the rest: the end
   of the run trains the policy as it will play;
+* with ``--imitation-steps N`` (or ``--teacher-data``) the run first distils
+  ``--teacher`` (default the heuristic) as `train.ppo_search` does, into the
+  observation's columns, the block's weights at 0: PPO then starts from a
+  clone that plays as if the block were hidden, and learns to read it.
+  ``--kl-clone`` holds the policy near that clone;
 * the critic is ``--critic global`` by default: it always sees the whole state
   (PerfectDou's perfect-information critic); it never plays;
 * ``final.pt`` and ``--export`` hold the network **without** the oracle
@@ -37,29 +42,35 @@ heuristic in ``strength.csv``, as `train.ppo_search` does. Everything else is
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 from dataclasses import dataclass, field
 
 import envs
-from train import cli, ppo
+from train import ppo, ppo_search, ppo_warmstart
 
 
 @dataclass
-class Args(ppo.Args):
+class Args(ppo_search.Args):
     critic: str = field(default="global", metadata={"help": "global: the value also reads env.state() (the default here); plain: the value reads the policy's input", "choices": ("plain", "global")})
+    imitation_steps: int = field(default=0, metadata={"help": "env steps of --teacher's games to distil before PPO, as train.ppo_search does (0: start untrained)"})
     oracle_full: float = field(default=0.3, metadata={"help": "share of --steps in which the policy sees the whole oracle block (every hand)"})
     oracle_fade: float = field(default=0.4, metadata={"help": "share of --steps over which the share of the oracle block shown falls linearly to 0; the rest of the run sees none"})
-    strength_every: int = field(default=0, metadata={"help": "every N updates, log the played policy's edge over the heuristic (the network without the oracle block) on held-out deals in strength.csv (0: off)"})
-    strength_deals: int = field(default=200, metadata={"help": "held-out duplicate deals of each strength-log point"})
-    # Not flags: what train.ppo_search's strength log reads (the policy reads the observation only).
-    features = False
-    rules = ""
+
+
+def distils(args: Args) -> bool:
+    return bool(args.imitation_steps or args.teacher_data)
 
 
 def check_args(args: Args, variant: ppo.Variant | None = None) -> None:
-    ppo.check_args(args, variant)
+    if distils(args):  # its fit reads the observation only, whichever critic PPO trains (fit_observation_columns)
+        ppo_search.check_args(dataclasses.replace(args, critic="plain"))
+    else:
+        ppo_warmstart.check_args(args)
     ppo.check_numbers(args, {"strength_every": (0, 10**9), "strength_deals": (2, 10**6)}, {})
+    if args.features or args.hint:
+        raise ValueError("train.ppo_oracle: the policy reads its observation and the oracle block; --features and --hint are refused")
     for name in ("oracle_full", "oracle_fade"):
         value = getattr(args, name)
         if not 0.0 <= value <= 1.0:
@@ -101,7 +112,50 @@ def variant(args: Args) -> ppo.Variant:
                   "plays without it, so it is not quite the policy trained (give more --steps)")
         return strip(net, args.game, args.players)
 
-    return ppo.Variant(module="train.ppo_oracle", oracle=schedule, strip=without_oracle, after_update=AfterUpdate(args))
+    v = ppo_search.variant(args) if distils(args) else ppo_warmstart.variant(args)
+    v.module, v.oracle, v.strip, v.after_update = "train.ppo_oracle", schedule, without_oracle, AfterUpdate(args)
+    if distils(args):
+        v.warm_start = functools.partial(ppo_search.distil, variant_of=variant, fit=fit_observation_columns)
+    return v
+
+
+class Padded:
+    """`net` as a network of the plain observation: every input it lacks (the oracle block, and the
+    global critic's state) is 0."""
+
+    def __init__(self, net) -> None:
+        self.net = net
+
+    @staticmethod
+    def pad(x, width: int):
+        import torch
+
+        return torch.cat([x, x.new_zeros(x.shape[0], width - x.shape[1])], 1)
+
+    def masked_logits(self, obs, masks):
+        return self.net.masked_logits(self.pad(obs, self.net.obs_mean.numel()), masks)
+
+    def get_value(self, x):
+        return self.net.get_value(self.pad(x, self.net.critic_mean.numel()))
+
+    def parameters(self):
+        return self.net.parameters()
+
+
+def fit_observation_columns(agent, optimizer, args, data: dict, targets=None) -> float:
+    """The distillation's fit (`ppo_warmstart.fit`) of the teacher's observations, with the oracle
+    block's weights at 0 first: the clone plays the same whatever the block holds, until PPO teaches
+    it to read it. The teacher's games record no state, so the value is fitted on the observation."""
+    import torch
+
+    from agents.network import oracle_size
+
+    facts = envs.info(args.game, args.players)
+    block = slice(facts.obs_size, facts.obs_size + oracle_size(facts))
+    with torch.no_grad():
+        agent.actor[0].weight[:, block] = 0.0
+        agent.critic[0].weight[:, block] = 0.0
+    return ppo_warmstart.fit(Padded(agent), optimizer, dataclasses.replace(args, critic="plain"), data, targets)
 
 
 class AfterUpdate:
@@ -109,18 +163,12 @@ class AfterUpdate:
     --strength-every the strength log of the policy that would play (the network without the block)."""
 
     def __init__(self, args: Args) -> None:
-        from train.ppo_search import StrengthLog
-
-        self.args, self.strength = args, StrengthLog(args) if args.strength_every else None
+        self.args, self.strength = args, ppo_search.StrengthLog(args) if args.strength_every else None
 
     def __call__(self, agent, row: dict) -> None:
-        path = os.path.join(ppo.run_folder(self.args), "command.txt")
-        if not os.path.isfile(path):
-            started = dataclasses.replace(self.args, resume=False, overwrite=False)
-            with open(path + ".tmp", "w") as f:
-                f.write(f"# started with\n{cli.command_line(started, 'train.ppo_oracle')}\n# continue it (from "
-                        f"checkpoint.pt, exactly as if never stopped) with\n{cli.command_line(started, 'train.ppo_oracle', resume=True)}\n")
-            os.replace(path + ".tmp", path)
+        folder = ppo.run_folder(self.args)
+        if not os.path.isfile(os.path.join(folder, "command.txt")):  # a run that distils wrote it first
+            ppo_search.write_command(self.args, folder, "train.ppo_oracle")
         if self.strength is not None:
             self.strength(strip(agent, self.args.game, self.args.players), row)
 

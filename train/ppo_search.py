@@ -134,24 +134,34 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return ppo.parse_args(argv, Args, check_args, prog="python -m train.ppo_search", description=__doc__.split("\n\n")[0])
 
 
-def command(args: Args, resume: bool = False) -> str:
+def command(args: Args, resume: bool = False, module: str = "train.ppo_search") -> str:
     """The command line that gives `args` (the flags that differ from the defaults)."""
-    return cli.command_line(args, "train.ppo_search", resume)
+    return cli.command_line(args, module, resume)
 
 
-def write_command(args: Args, path: str) -> None:
-    with open(os.path.join(path, "command.txt"), "w") as f:
-        f.write(f"# started with\n{command(args)}\n# continue it (from checkpoint.pt, exactly as if never stopped) with\n"
-                f"{command(args, resume=True)}\n# distil the same teacher data again, in a new --out, with\n"
-                f"{command(dataclasses.replace(args, teacher_data=os.path.join(path, 'teacher.npz'), out='NEW_FOLDER'))}\n")
+def write_command(args: Args, path: str, module: str = "train.ppo_search") -> None:
+    """command.txt: the command that started the run, the one that continues it and, for a run that
+    distils a teacher, the one that distils the same data again."""
+    args = dataclasses.replace(args, resume=False, overwrite=False)
+    text = (f"# started with\n{command(args, module=module)}\n# continue it (from checkpoint.pt, exactly as if never "
+            f"stopped) with\n{command(args, resume=True, module=module)}\n")
+    if args.imitation_steps or args.teacher_data:
+        again = dataclasses.replace(args, teacher_data=os.path.join(path, "teacher.npz"), out="NEW_FOLDER")
+        text += f"# distil the same teacher data again, in a new --out, with\n{command(again, module=module)}\n"
+    with open(os.path.join(path, "command.tmp.txt"), "w") as f:
+        f.write(text)
+    os.replace(os.path.join(path, "command.tmp.txt"), os.path.join(path, "command.txt"))
 
 
-def distil(agent, optimizer, args: Args, open_collector, say=print) -> int:
+def distil(agent, optimizer, args: Args, open_collector, say=print, variant_of=None, fit=None) -> int:
     """The warm start: the teacher's decisions (played, or read from --teacher-data), the fit, and a
-    checkpoint at update 0 (so --resume can start from the clone). Returns the env steps played."""
+    checkpoint at update 0 (so --resume can start from the clone). Returns the env steps played.
+    A variant built on this one gives its `variant_of(args)` (default: this module's `variant`) and
+    `fit` (default `ppo_warmstart.fit`; `train/ppo_oracle.py` fits the observation's columns only)."""
+    run_variant = (variant_of or variant)(args)
     t0 = time.time()
     path = ppo.run_folder(args)
-    write_command(args, path)
+    write_command(args, path, run_variant.module)
     if os.path.isfile(os.path.join(path, "strength.csv")):  # a replaced run's (--overwrite)
         os.remove(os.path.join(path, "strength.csv"))
     if args.teacher_data:
@@ -168,16 +178,16 @@ def distil(agent, optimizer, args: Args, open_collector, say=print) -> int:
     np.savez_compressed(tmp, **data)  # mostly zeros: Ma's Jong's 300 k decisions take 440 MB uncompressed
     os.replace(tmp, os.path.join(path, "teacher.npz"))
     targets = soft_targets(data, args.soft_targets, args.value_temperature)
-    agree = ppo_warmstart.fit(agent, optimizer, args, data, targets)
+    agree = (fit or ppo_warmstart.fit)(agent, optimizer, args, data, targets)
     kind = "soft (option values)" if targets is not None else "the teacher's moves"
     say(f"distillation: {len(data['actions']):,} decisions of {args.teacher}, targets {kind}; the policy's top "
         f"action agrees on {agree:.1%}")
     steps = int(data["env_steps"])
     meta = {"update": 0, "global_step": steps, "rollout_steps_played": 0, "wall_seconds": time.time() - t0,
             "pool": [ppo.copied(agent)]}
-    if args.strength_every:  # the log's first row: the clone itself
-        StrengthLog(args)(agent, meta)
-    ppo.save_checkpoint(ppo.checkpoint_dict(agent, args, variant(args), meta, optimizer), os.path.join(path, "checkpoint.pt"))
+    if run_variant.after_update is not None:  # the strength log's first row: the clone itself
+        run_variant.after_update(agent, meta)
+    ppo.save_checkpoint(ppo.checkpoint_dict(agent, args, run_variant, meta, optimizer), os.path.join(path, "checkpoint.pt"))
     return steps
 
 
