@@ -69,8 +69,11 @@ def check_args(args: Args, variant: ppo.Variant | None = None) -> None:
     else:
         ppo_warmstart.check_args(args)
     ppo.check_numbers(args, {"strength_every": (0, 10**9), "strength_deals": (2, 10**6)}, {})
-    if args.features or args.hint:
-        raise ValueError("train.ppo_oracle: the policy reads its observation and the oracle block; --features and --hint are refused")
+    from agents.features import has_batch_features
+
+    if args.hint or (args.features and not has_batch_features(args.game)):
+        raise ValueError("train.ppo_oracle: the policy reads its observation (with --features only where the game has "
+                         "them for a whole batch: Ma's Jong) and the oracle block; --hint is refused")
     for name in ("oracle_full", "oracle_fade"):
         value = getattr(args, name)
         if not 0.0 <= value <= 1.0:
@@ -110,7 +113,7 @@ def variant(args: Args) -> ppo.Variant:
         if schedule.last > 0:  # the updates were too few for a part without it (a short run)
             print(f"train.ppo_oracle: note: the last update still saw {schedule.last:.0%} of the oracle block; final.pt "
                   "plays without it, so it is not quite the policy trained (give more --steps)")
-        return strip(net, args.game, args.players)
+        return strip(net, args.game, args.players, args.features)
 
     v = ppo_search.variant(args) if distils(args) else ppo_warmstart.variant(args)
     v.module, v.oracle, v.strip, v.after_update = "train.ppo_oracle", schedule, without_oracle, AfterUpdate(args)
@@ -148,10 +151,11 @@ def fit_observation_columns(agent, optimizer, args, data: dict, targets=None) ->
     it to read it. The teacher's games record no state, so the value is fitted on the observation."""
     import torch
 
-    from agents.network import oracle_size
+    from agents.network import input_size, oracle_size
 
     facts = envs.info(args.game, args.players)
-    block = slice(facts.obs_size, facts.obs_size + oracle_size(facts))
+    start = input_size(facts, args.features)
+    block = slice(start, start + oracle_size(facts))
     with torch.no_grad():
         agent.actor[0].weight[:, block] = 0.0
         agent.critic[0].weight[:, block] = 0.0
@@ -170,18 +174,18 @@ class AfterUpdate:
         if not os.path.isfile(os.path.join(folder, "command.txt")):  # a run that distils wrote it first
             ppo_search.write_command(self.args, folder, "train.ppo_oracle")
         if self.strength is not None:
-            self.strength(strip(agent, self.args.game, self.args.players), row)
+            self.strength(strip(agent, self.args.game, self.args.players, self.args.features), row)
 
 
-def strip(net, game: str, num_players: int):
+def strip(net, game: str, num_players: int, features: bool = False):
     """The same network without the oracle block's input columns (in the actor and the critic):
     the same logits and values as `net` on any input whose block is 0."""
     import torch
 
-    from agents.network import ActorCritic, oracle_size
+    from agents.network import ActorCritic, input_size, oracle_size
 
     facts = envs.info(game, num_players)
-    plain, block = facts.obs_size, oracle_size(facts)
+    plain, block = input_size(facts, features), oracle_size(facts)
     kept = torch.ones(net.obs_mean.numel(), dtype=torch.bool)
     kept[plain : plain + block] = False
     critic_kept = torch.ones(net.critic_mean.numel(), dtype=torch.bool)

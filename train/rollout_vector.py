@@ -49,10 +49,15 @@ SCRIPTED = {"heuristic": HEURISTIC, "random": RANDOM}
 
 def uses_vector_env(config: RolloutConfig) -> bool:
     """Whether `train.ppo` can collect on the batched engine: the policy reads the plain observation
-    (hand-made features and the hint are computed one view at a time) and the game has a batched engine."""
+    (the hint is computed one view at a time) and the game has a batched engine. Hand-made features
+    are computed for a whole batch only for the games of `agents.features.BATCH_FEATURES`; only
+    `train.ppo_oracle` (which plays nowhere else) reads them here, so that every other run that reads
+    features keeps its AEC tables and its games."""
+    from agents.features import has_batch_features
     from envs.vector import KERNELS  # numba loads here, only when asked
 
-    return config.game in KERNELS and not config.features and not config.hint
+    features_here = not config.features or (config.oracle and has_batch_features(config.game))
+    return config.game in KERNELS and features_here and not config.hint
 
 
 def another_game(steps_played, lengths_sum: int, lengths_count: int, share: float):
@@ -109,8 +114,12 @@ class VectorRollout:
         self.rollout_steps = config.rollout_steps
         self.rules = config.rules
         facts = envs.info(self.game, self.n, **self.rules)
-        self.obs_size, self.num_actions = input_size(facts, oracle=config.oracle), facts.num_actions
-        self.critic_size = critic_size(facts, self.critic, oracle=config.oracle)
+        self.obs_size, self.num_actions = input_size(facts, config.features, oracle=config.oracle), facts.num_actions
+        self.critic_size = critic_size(facts, self.critic, config.features, oracle=config.oracle)
+        if config.features:  # the game's features of a whole batch in one compiled call (agents/features_batch.py)
+            from agents.features import batch_features_module
+
+            self.features = batch_features_module(self.game)
         self.oracle_keep = 1.0  # with config.oracle: the share of the oracle input each decision sees (the trainer sets it)
         self.make_net = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, config.hidden)
         self.net = self.make_net()
@@ -194,7 +203,8 @@ class VectorRollout:
         while live.any():
             # The networks' input: with the oracle, the learner and the snapshots read its block too,
             # a share oracle_keep of it; the scripted seats read the observation.
-            x = self.with_oracle(obs, venv, seat, hide) if self.config.oracle else obs
+            x = self.features.with_features(obs, n) if self.config.features else obs
+            x = self.with_oracle(x, venv, seat, hide) if self.config.oracle else x
             mask_b = mask.view(bool) if mask.dtype == np.int8 else mask.astype(bool)
             actions = mask_b.argmax(1)  # tables past their share: first legal move, unrecorded
             live_rows = np.flatnonzero(live)
@@ -270,7 +280,7 @@ class VectorRollout:
         return out
 
     def with_oracle(self, obs: np.ndarray, venv, seat: np.ndarray, hide: np.random.Generator) -> np.ndarray:
-        """The observations with the oracle block after them (the full state and the seat, one-hot),
+        """The observations (and their features) with the oracle block after them (the full state and the seat, one-hot),
         each entry kept with probability oracle_keep (Suphx's oracle dropout) and 0 otherwise."""
         block = np.zeros((len(obs), self.obs_size - obs.shape[1]), np.float32)
         if self.oracle_keep > 0.0:
