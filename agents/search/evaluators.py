@@ -71,7 +71,12 @@ class Evaluator(Protocol):
 
 
 def rollout_policy(rollout: Any, game: str, num_players: int, seed: int = 0) -> Any:
-    """The play-out policy: ``"heuristic"``, ``"random"``, or an agent class."""
+    """The play-out policy: ``"heuristic"``, ``"random"``, ``"ppo"`` or ``"ppo:PATH"`` (a network, greedy), or
+    an agent class."""
+    if isinstance(rollout, str) and (rollout == "ppo" or rollout.startswith("ppo:")):
+        from agents.spec import make_from_spec  # a network checkpoint, checked for this game and player count
+
+        return make_from_spec(rollout, game, num_players, seed)
     if rollout == "heuristic":
         from agents.heuristic import heuristic_class
 
@@ -80,7 +85,7 @@ def rollout_policy(rollout: Any, game: str, num_players: int, seed: int = 0) -> 
         return RandomAgent(game, num_players, seed)
     if isinstance(rollout, type):
         return rollout(game, num_players, seed)
-    raise ValueError(f"rollout must be heuristic, random or an agent class, got {rollout!r}")
+    raise ValueError(f"rollout must be heuristic, random, ppo, ppo:PATH or an agent class, got {rollout!r}")
 
 
 def _checked(worlds: Sequence[Any], seat: int, first_moves: Sequence[int], seeds: Sequence[int] | None):

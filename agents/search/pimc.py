@@ -47,8 +47,10 @@ or ``pimc:ms=20``):
   a one-sided 95% normal bound; in Neu 1.0). A game's defaults (`GAME_DEFAULTS`) are where
   more worlds (and in Neu a bolder bound) beat the heuristic by more at a few ms a decision (Neu:
   6 CPU ms, Deadfall: 7, Not For Me and Ma's Jong: 10);
-* ``rollout``: the policy every seat plays in the play-outs, ``heuristic`` (default) or
-  ``random`` (in Python, any agent class; the batched evaluator needs one with ``act_batch``);
+* ``rollout``: the policy every seat plays in the play-outs, ``heuristic`` (default),
+  ``random``, ``ppo`` (the shipped network, greedy) or ``ppo:PATH`` (a checkpoint; what
+  `train.expert_iteration` uses); in Python, any agent class. The batched evaluator needs one
+  with ``act_batch``;
 * ``horizon``: ``round`` (to the next score event, default) or ``game``;
 * ``evaluator``: ``batched`` (play-outs on the batched engine, default) or ``readable``
   (on the readable engines, the reference). Both give the same values, so the same moves;
