@@ -12,9 +12,9 @@ import pytest
 import torch
 
 import envs
-from agents.network import ActorCritic, input_size
+from agents.network import ActorCritic, input_size, policy_input
 from train import ppo, ppo_search
-from train.distill import TeacherGames, soft_targets
+from train.distill import TeacherGames, soft_targets, with_hint
 from train.ppo_search import Args, main
 from tests.helpers import cli_error_line, heuristic_decisions
 
@@ -204,6 +204,27 @@ def test_teacher_data_is_distilled_again_without_playing(tmp_path, capsys):
                       teacher_data=str(tmp_path / "a" / "teacher.npz")))
     assert "decisions read from" in capsys.readouterr().out
     assert all(torch.equal(v, weights(again)[k]) for k, v in weights(first).items())
+    made_by = torch.load(tmp_path / "b" / "final.pt", weights_only=True)["made_by"]
+    assert made_by["teacher"] == f"heuristic (decisions read from {tmp_path / 'a' / 'teacher.npz'})"
+
+
+def test_hint_is_added_to_the_teachers_views_and_read_by_the_strength_log(tmp_path):
+    # The teacher file holds views without the hint; a --hint run appends the heuristic's move, one-hot.
+    main(tiny(tmp_path, "a", steps=1, rollout_steps=1))
+    net = main(tiny(tmp_path, "b", steps=1, rollout_steps=1, imitation_steps=0, hint=True, imitation_epochs=30,
+                    teacher_data=str(tmp_path / "a" / "teacher.npz"), strength_every=1, strength_deals=4))
+    facts = envs.info("neu", 3)
+    assert net.actor[0].in_features == facts.obs_size + facts.num_actions
+    with np.load(tmp_path / "a" / "teacher.npz") as f:
+        obs, masks, actions = f["obs"], f["masks"], f["actions"]
+    x = with_hint("neu", 3, obs, obs, masks)
+    one = policy_input("neu", 3, hint=True)
+    assert all(np.array_equal(x[i], one(obs[i], masks[i].astype(np.int8))) for i in range(0, len(obs), 37))
+    # the heuristic is its own teacher here: a network told its move learns to play it
+    with torch.no_grad():
+        agree = (net.masked_logits(torch.as_tensor(x), torch.as_tensor(masks)).argmax(-1).numpy() == actions).mean()
+    assert agree > 0.97, agree
+    assert (tmp_path / "b" / "strength.csv").read_text().count("\n") >= 2
 
 
 def test_kl_clone_holds_the_policy_near_a_clone_distilled_from_teacher_data(tmp_path):
@@ -221,7 +242,7 @@ def test_kl_clone_holds_the_policy_near_a_clone_distilled_from_teacher_data(tmp_
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--hint", "--imitation-steps", "10"], "--hint is refused"),
+    (["--hint", "--imitation-steps", "10", "--engine", "vector"], "--engine vector needs a policy that reads the plain"),
     ([], "give --imitation-steps N or --teacher-data PATH"),
     (["--imitation-steps", "10", "--teacher", "nosuch.py:Bot"], "does not exist"),
     (["--imitation-steps", "10", "--soft-targets", "2"], "--soft-targets must be in [0, 1]"),

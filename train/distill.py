@@ -49,9 +49,13 @@ if TYPE_CHECKING:
     import torch
 
 
-def batch_input(game: str, num_players: int, features: bool, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def batch_input(game: str, num_players: int, features: bool, obs: np.ndarray, mask: np.ndarray,
+                hint: bool = False) -> np.ndarray:
     """The policy's input for a batch of views: the observation, plus the game's features when asked
-    (compiled over the batch where the game has that, else one view at a time)."""
+    (compiled over the batch where the game has that, else one view at a time), plus with `hint` the
+    heuristic's move for each view, one-hot (`with_hint`)."""
+    if hint:
+        return with_hint(game, num_players, batch_input(game, num_players, features, obs, mask), obs, mask)
     if not features:
         return obs
     from agents.features import batch_features, has_batch_features
@@ -61,6 +65,18 @@ def batch_input(game: str, num_players: int, features: bool, obs: np.ndarray, ma
         return batch_features(game, obs, num_players)
     one = policy_input(game, num_players, True, False)
     return np.stack([one(o, m) for o, m in zip(obs, mask)]).astype(np.float32)
+
+
+def with_hint(game: str, num_players: int, x: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Inputs `x` [N, width] followed by the heuristic's move for each view (obs [N, obs_size], mask), one-hot:
+    the columns `--hint` adds (`agents.network.policy_input`), from the heuristic's batched twin."""
+    from agents import make_agent
+
+    mask = np.asarray(mask)
+    moves = make_agent("heuristic", game, num_players, seed=0).act_batch(obs, mask.astype(np.int8), np.zeros(len(obs), np.int64))
+    hint = np.zeros(mask.shape, np.float32)
+    hint[np.arange(len(obs)), moves] = 1.0
+    return np.concatenate([np.asarray(x, np.float32), hint], 1)
 
 
 def offers_values(target: br.Target) -> bool:

@@ -156,7 +156,7 @@ def main(args: Args, say=print) -> list[dict]:
         net, a = play_round(args, r, previous, say)
         t0 = time.time()  # the validation's time is the round's too
         got = ppo_search.strength(net, args.game, args.players, args.features, VALIDATION + args.seed * 2**32,
-                                  args.validation_deals, ppo_search.ppo_warmstart.parse_rules(args.rules))
+                                  args.validation_deals, ppo_search.ppo_warmstart.parse_rules(args.rules), args.hint)
         meta = read_checkpoint(os.path.join(a.out, "final.pt"))["meta"]
         gained = got["edge_vs_heuristic"] > best + args.min_gain
         rows.append({"round": r, "teacher": a.teacher, "global_step": meta["global_step"],

@@ -33,7 +33,10 @@ Every flag of `python -m train.ppo_warmstart` works here too (`--features`,
 
 The shipped network reads only its observation (and, with ``--features``,
 features of it): the teacher is never an input, and `agents.PPOAgent.act`
-stays one forward pass. ``--hint`` is refused here.
+stays one forward pass. With ``--hint`` it also reads the heuristic's move for
+its own view (one-hot, as `train.ppo_warmstart`'s): the teacher's decisions are
+recorded without it, and the hint is added to them before the fit, so a
+teacher file serves runs with and without ``--hint``.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from agents.npzfile import read_npz
 
 from train import best_response as br
 from train import cli, ppo, ppo_warmstart
-from train.distill import TeacherGames, batch_input, soft_targets
+from train.distill import TeacherGames, batch_input, soft_targets, with_hint
 from train.rollout import measure_scales
 
 # torch is imported when training starts, so --help is quick.
@@ -66,7 +69,7 @@ STRENGTH = 2**61 + 2**59  # first deal seed of the strength log (+ seed * 2**32)
 @dataclass
 class Args(ppo_warmstart.Args):
     teacher: str = field(default="heuristic", metadata={"help": "the agent to distil: any agent spec (heuristic, ppo:PATH, cfr:PATH, pimc, pimc:worlds=N, FILE.py:Name, package.module:Name)"})
-    teacher_data: str = field(default="", metadata={"help": "distil from this teacher.npz (a run folder's) instead of playing the teacher's games"})
+    teacher_data: str = field(default="", metadata={"help": "distil from this teacher.npz (a run folder's, or experiments.research.cheat_teacher's) instead of playing the teacher's games; give --teacher the agent that made it, which checkpoints name"})
     soft_targets: float = field(default=0.5, metadata={"help": "share of each target given to softmax(option values / --value-temperature) when the teacher offers values"})
     value_temperature: float = field(default=1.0, metadata={"help": "temperature of the soft targets, in the game's score units"})
     strength_every: int = field(default=0, metadata={"help": "every N updates, log the edge over the heuristic on held-out deals in strength.csv (0: off)"})
@@ -113,8 +116,6 @@ def read_teacher_data(args: Args, headers_only: bool = False) -> dict:
 def check_args(args: Args) -> None:
     ppo_warmstart.check_args(args)
     ppo.check_numbers(args, {"strength_every": (0, 10**9), "strength_deals": (2, 10**6)}, {})
-    if args.hint:
-        raise ValueError("train.ppo_search: the network reads its observation (and --features) only; --hint is refused")
     if not args.imitation_steps and not args.teacher_data:
         raise ValueError("train.ppo_search distils a teacher first: give --imitation-steps N or --teacher-data PATH")
     if args.teacher_data:
@@ -178,9 +179,14 @@ def distil(agent, optimizer, args: Args, open_collector, say=print, variant_of=N
     np.savez_compressed(tmp, **data)  # mostly zeros: Ma's Jong's 300 k decisions take 440 MB uncompressed
     os.replace(tmp, os.path.join(path, "teacher.npz"))
     targets = soft_targets(data, args.soft_targets, args.value_temperature)
+    if args.hint:  # the heuristic's move for each recorded view: the view is the first obs_size columns
+        import envs
+
+        size = envs.info(args.game, args.players, **ppo_warmstart.parse_rules(args.rules)).obs_size
+        data = {**data, "obs": with_hint(args.game, args.players, data["obs"], data["obs"][:, :size], data["masks"])}
     agree = (fit or ppo_warmstart.fit)(agent, optimizer, args, data, targets)
     kind = "soft (option values)" if targets is not None else "the teacher's moves"
-    say(f"distillation: {len(data['actions']):,} decisions of {args.teacher}, targets {kind}; the policy's top "
+    say(f"distillation: {len(data['actions']):,} decisions of {teacher_label(args)}, targets {kind}; the policy's top "
         f"action agrees on {agree:.1%}")
     steps = int(data["env_steps"])
     meta = {"update": 0, "global_step": steps, "rollout_steps_played": 0, "wall_seconds": time.time() - t0,
@@ -194,21 +200,21 @@ def distil(agent, optimizer, args: Args, open_collector, say=print, variant_of=N
 class ReadsFeatures:
     """A network that reads features, given batches of plain observations (what br.duplicate_deals plays)."""
 
-    def __init__(self, net, game: str, num_players: int, features: bool) -> None:
-        self.net, self.game, self.n, self.features = net, game, num_players, features
+    def __init__(self, net, game: str, num_players: int, features: bool, hint: bool = False) -> None:
+        self.net, self.game, self.n, self.features, self.hint = net, game, num_players, features, hint
 
     def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         import torch
 
-        x = batch_input(self.game, self.n, self.features, obs.numpy(), mask.numpy())
+        x = batch_input(self.game, self.n, self.features, obs.numpy(), mask.numpy(), self.hint)
         return self.net.masked_logits(torch.as_tensor(x), mask)
 
 
 def strength(net, game: str, num_players: int, features: bool, first_seed: int, deals: int,
-             rules: dict | None = None) -> dict:
+             rules: dict | None = None, hint: bool = False) -> dict:
     """The greedy policy's edge over the heuristic on duplicate deals (score a game, 95% CI over deals)."""
     target = br.Target("heuristic", game, num_players, rules)
-    played = br.duplicate_deals(ReadsFeatures(net, game, num_players, features), target, game, num_players, first_seed, deals)
+    played = br.duplicate_deals(ReadsFeatures(net, game, num_players, features, hint), target, game, num_players, first_seed, deals)
     per_deal = (played["br_scores"] - played["target_scores"]).mean(1)
     ci = 1.96 * per_deal.std(ddof=1) / math.sqrt(deals)
     return {"edge_vs_heuristic": float(per_deal.mean()), "edge_ci": float(ci),
@@ -230,7 +236,7 @@ class StrengthLog:
             return
         t0 = time.time()
         got = strength(agent, a.game, a.players, a.features, STRENGTH + a.seed * 2**32, a.strength_deals,
-                       ppo_warmstart.parse_rules(a.rules))
+                       ppo_warmstart.parse_rules(a.rules), a.hint)
         rows = []
         if os.path.isfile(self.path):  # rows past a resumed checkpoint are measured again
             with open(self.path, newline="") as f:
@@ -245,10 +251,16 @@ class StrengthLog:
         os.replace(tmp, self.path)
 
 
+def teacher_label(args: Args) -> str:
+    """Who taught the run, as its checkpoints name it: with --teacher-data, also the file the decisions came
+    from (--teacher should then name the agent that made it)."""
+    return f"{args.teacher} (decisions read from {args.teacher_data})" if args.teacher_data else args.teacher
+
+
 def variant(args: Args) -> ppo.Variant:
     v = ppo_warmstart.variant(args)
     v.module = "train.ppo_search"
-    v.teacher = args.teacher
+    v.teacher = teacher_label(args)
     v.warm_start = distil
     v.after_update = StrengthLog(args) if args.strength_every else None
     return v
