@@ -18,6 +18,7 @@ rest, the game's own defaults filled in), so that it still says what ran if a de
 from __future__ import annotations
 
 import json
+import re
 import os
 import time
 
@@ -137,7 +138,7 @@ def main(argv=None) -> dict:
           f"({record['decisions']} decisions){rate}")
     if a.out:
         os.makedirs(a.out, exist_ok=True)
-        name = (f"{time.strftime('%Y%m%d-%H%M%S')}-{a.game}-{a.players}p-{a.agent.replace(':', '_').replace(',', '_')}-{a.seed}"
+        name = (f"{time.strftime('%Y%m%d-%H%M%S')}-{a.game}-{a.players}p-{re.sub(r'[^A-Za-z0-9_.=-]+', '_', a.agent)[-80:]}-{a.seed}"
                 + ("-all-seats" if a.seats == "all" else ""))
         path = os.path.join(a.out, name + ".json")
         k = 1

@@ -5,6 +5,7 @@ seat's information state, and are deterministic for a seed. Strength is measured
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 
@@ -120,6 +121,16 @@ def test_the_ladder_command_writes_a_new_record_each_run(tmp_path, capsys):
     # the record says what ran: the spec's worlds and the game's own bound (Neu's z=1)
     assert first["settings"]["worlds"] == 1 and first["settings"]["z"] == 1.0 and first["settings"]["choice"] == "safe"
     assert json.loads(next(tmp_path.glob("*.json")).read_text())["settings"] == first["settings"]
+
+
+def test_the_ladder_names_its_record_safely_when_the_spec_holds_a_path(tmp_path):
+    from experiments import search_ladder
+
+    spec = f"pimc:worlds=1,rollout=ppo:{os.path.abspath('agents/checkpoints/neu_2p.pt')}"
+    search_ladder.main(["--game", "neu", "--players", "2", "--agent", spec, "--deals", "2", "--out", str(tmp_path / "rec"),
+                        "--quiet"])
+    [record] = list((tmp_path / "rec").iterdir())  # one file, in --out itself, whatever the spec's slashes
+    assert record.suffix == ".json" and json.loads(record.read_text())["agent"] == spec
 
 
 def test_the_ladder_can_seat_the_agent_in_every_seat_of_a_deal():
