@@ -3,6 +3,7 @@ a validation edge per round, the stopping rule, and --resume bit for bit from an
 
 import csv
 import dataclasses
+import re
 
 import pytest
 
@@ -36,8 +37,10 @@ def same_weights(a, b):
     return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
 
 
-def test_each_round_searches_with_the_last_network_and_final_is_the_best_round(tmp_path):
+def test_each_round_searches_with_the_last_network_and_final_is_the_best_round(tmp_path, capsys):
     rows = ei.main(tiny(tmp_path), say=lambda *_: None)
+    bars = re.findall(r"teacher (pimc[^:]*:[^ ]*?): +(\d+)%.*?(\d+)/300", capsys.readouterr().err)
+    assert {b[0][:13] for b in bars} == {"pimc:worlds=2"} and bars[0][2] == "0"  # the teacher's games show a bar
     folder = tmp_path / "run"
     assert [int(r["round"]) for r in rows] == [0, 1] and len(rounds(folder)) == 2
     assert rows[0]["teacher"] == "pimc:worlds=2"

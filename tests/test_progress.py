@@ -25,6 +25,9 @@ COMMANDS = {
     "exploit": ["experiments.exploit", "--game", "neu", "--players", "2", "--target", "random", "--steps", "2048", "--deals",
                 "20", "--curve-points", "2", "--curve-deals", "10", "--warm-start-steps", "2000"],
     "train": ["train.ppo", "--game", "neu", "--players", "2", "--steps", "2048"],
+    "expert iteration": ["train.expert_iteration", "--game", "neu", "--players", "3", "--teacher", "pimc:worlds=2", "--rounds",
+                         "1", "--imitation-steps", "300", "--steps", "600", "--rollout-steps", "300", "--num-envs", "4",
+                         "--workers", "0", "--validation-deals", "4"],
 }
 BAR = re.compile(r"(\d+)/(\d+) \[")  # tqdm's "n/total [" as it redraws
 

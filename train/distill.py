@@ -109,15 +109,21 @@ class TeacherGames:
         return (f"{where}, {self.tables} games side by side; the teacher {self.target.label} plays with "
                 f"{self.target.path}" + ("; it offers its option values" if self.with_values else ""))
 
-    def collect(self, num_steps: int, seed: int) -> dict:
+    def collect(self, num_steps: int, seed: int, progress: bool = False) -> dict:
         """About `num_steps` env steps of whole games: each game stops recording once its row's share is
-        used up and the game ends. Returns the columns and ``env_steps``."""
+        used up and the game ends. Returns the columns and ``env_steps``. `progress`: a bar of the
+        env steps played (a search teacher can take minutes)."""
         import torch
+        from tqdm import tqdm
 
-        with torch.no_grad():
-            if not self.target.batched:
-                return self._collect_tables(num_steps, seed)
-            return self._collect_rows(num_steps, seed)
+        self._bar = tqdm(total=num_steps, desc=f"teacher {self.target.label}"[:60], unit="step", disable=not progress)
+        try:
+            with torch.no_grad():
+                if not self.target.batched:
+                    return self._collect_tables(num_steps, seed)
+                return self._collect_rows(num_steps, seed)
+        finally:
+            self._bar.close()
 
     def _collect_rows(self, num_steps: int, seed: int) -> dict:
         """`collect` on the batched engine, for a teacher with act_batch."""
@@ -162,6 +168,7 @@ class TeacherGames:
                 open_[rows, seat[rows]] = k
             obs, mask, seat, rewards, done = venv.step(actions)
             steps += live_rows.size
+            self._bar.update(live_rows.size)
             row_steps[live_rows] += 1
             hit = (open_ >= 0) & (rewards != 0) & live[:, None]
             buf.cols["rewards"][open_[hit]] += rewards[hit] * self.reward_scale
@@ -235,6 +242,7 @@ class TeacherGames:
                 t.env.step(a)
                 t.env_steps_this_game += 1
                 steps += 1
+                self._bar.update(1)
                 t.add_rewards(buf, float(self.reward_scale))
         out = buf.arrays(input_size(facts, self.features), facts.num_actions, 0)
         for unread in ("logprobs", "values"):

@@ -174,7 +174,7 @@ def distil(agent, optimizer, args: Args, open_collector, say=print, variant_of=N
         teacher = TeacherGames(args.teacher, args.game, args.players, args.num_envs * max(1, args.workers), scale,
                                args.features, ppo_warmstart.parse_rules(args.rules))
         say(f"distillation: the teacher plays on {teacher.path}")
-        data = teacher.collect(args.imitation_steps, seed=args.seed)
+        data = teacher.collect(args.imitation_steps, seed=args.seed, progress=True)
     tmp = os.path.join(path, "teacher.tmp.npz")
     np.savez_compressed(tmp, **data)  # mostly zeros: Ma's Jong's 300 k decisions take 440 MB uncompressed
     os.replace(tmp, os.path.join(path, "teacher.npz"))
