@@ -3,6 +3,7 @@ a validation edge per round, the stopping rule, and --resume bit for bit from an
 
 import csv
 import dataclasses
+import json
 import re
 
 import pytest
@@ -47,7 +48,7 @@ def test_each_round_searches_with_the_last_network_and_final_is_the_best_round(t
     assert rows[1]["teacher"] == f"pimc:worlds=2,rollout=ppo:{folder / 'round_0' / 'final.pt'}"
     # each round's checkpoint says which search taught it
     assert read_checkpoint(folder / "round_1" / "final.pt")["made_by"]["teacher"] == rows[1]["teacher"]
-    best = max(rows, key=lambda r: float(r["edge_vs_heuristic"]))
+    best = [r for r in rows if r["best"] == 1][-1]
     assert same_weights(folder / "final.pt", folder / f"round_{best['round']}" / "final.pt")
     assert all(-100 < float(r["edge_vs_heuristic"]) < 100 and float(r["edge_ci"]) > 0 for r in rows)
     text = (folder / "command.txt").read_text().splitlines()
@@ -80,7 +81,10 @@ def test_the_search_plays_the_networks_move_when_no_other_move_can_pass_its_boun
 
 
 def test_a_round_that_does_not_gain_ends_the_run(tmp_path):
-    rows = ei.main(tiny(tmp_path, rounds=4, min_gain=1000.0), say=lambda *_: None)
+    rows = ei.main(tiny(tmp_path, rounds=4, min_gain=1000.0, export=str(tmp_path / "best.pt")), say=lambda *_: None)
+    assert same_weights(tmp_path / "best.pt", tmp_path / "run" / "round_0" / "final.pt")  # round 1 did not gain
+    sidecar = json.loads((tmp_path / "best.json").read_text())
+    assert sidecar["args"]["rounds"] == 4 and sidecar["made_by"]["teacher"] == "pimc:worlds=2"
     assert [r["best"] for r in rows] == [1, 0]  # round 1 cannot gain 1000 a game: rounds 2 and 3 never start
     assert not (tmp_path / "run" / "round_2").exists()
 

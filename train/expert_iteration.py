@@ -17,12 +17,13 @@ against the game's heuristic (deals that no training run, strength log or
 `experiments` test seed meets), and the edge goes to ``rounds.csv`` with the
 round's steps and wall seconds. The loop stops after ``--rounds`` rounds, or
 as soon as a round's edge is not above the best earlier round's by more than
-``--min-gain``. ``final.pt`` is then the best round's network (a
+``--min-gain``. ``final.pt`` is then the last round's network that gained (a
 `agents.PPOAgent` checkpoint whose header names its teacher and command).
 
 The run folder holds ``round_<r>/`` (each a whole `train.ppo_search` run
 folder with its own ``command.txt``, ``strength.csv`` and checkpoint),
-``rounds.csv`` and ``command.txt``. ``--resume`` continues an interrupted run
+``rounds.csv`` and ``command.txt``; ``--export PATH.pt`` also writes the
+same network there, with its sidecar and curve (`train/export.py`). ``--resume`` continues an interrupted run
 from its last checkpoint, exactly as if it had never stopped: finished rounds
 are read from ``rounds.csv``, the round under way resumes from its
 ``checkpoint.pt``.
@@ -166,11 +167,18 @@ def main(args: Args, say=print) -> list[dict]:
         say(f"expert iteration: round {r}: {got['edge_vs_heuristic']:+.3f} ± {got['edge_ci']:.3f} a game against the "
             f"heuristic on {args.validation_deals} validation deals" + ("" if gained else f"; no gain over {best:+.3f}, stopping"))
         best, previous = max(best, got["edge_vs_heuristic"]), os.path.join(a.out, "final.pt")
-    winner = max(rows, key=lambda x: (float(x["edge_vs_heuristic"]), -int(x["round"])))
+    winner = [x for x in rows if str(x["best"]) == "1"][-1]  # the last round that gained
     tmp = os.path.join(args.out, "final.tmp.pt")
     shutil.copyfile(os.path.join(args.out, f"round_{winner['round']}", "final.pt"), tmp)
     os.replace(tmp, os.path.join(args.out, "final.pt"))
     say(f"expert iteration: final.pt is round {winner['round']}'s network ({float(winner['edge_vs_heuristic']):+.3f})")
+    if args.export:
+        from train.export import export
+
+        folder = os.path.join(args.out, f"round_{winner['round']}")
+        ckpt = read_checkpoint(os.path.join(folder, "final.pt"))
+        for written in export(ckpt, args, ckpt["meta"], os.path.join(folder, "progress.csv"), "train.expert_iteration"):
+            say(f"  exported {written}")
     return rows
 
 
