@@ -85,6 +85,7 @@ def test_a_round_that_does_not_gain_ends_the_run(tmp_path):
     assert same_weights(tmp_path / "best.pt", tmp_path / "run" / "round_0" / "final.pt")  # round 1 did not gain
     sidecar = json.loads((tmp_path / "best.json").read_text())
     assert sidecar["args"]["rounds"] == 4 and sidecar["made_by"]["teacher"] == "pimc:worlds=2"
+    assert sidecar["reproduce"].startswith("python -m train.expert_iteration ") and "--resume" not in sidecar["reproduce"]
     assert [r["best"] for r in rows] == [1, 0]  # round 1 cannot gain 1000 a game: rounds 2 and 3 never start
     assert not (tmp_path / "run" / "round_2").exists()
 

@@ -177,7 +177,8 @@ def main(args: Args, say=print) -> list[dict]:
 
         folder = os.path.join(args.out, f"round_{winner['round']}")
         ckpt = read_checkpoint(os.path.join(folder, "final.pt"))
-        for written in export(ckpt, args, ckpt["meta"], os.path.join(folder, "progress.csv"), "train.expert_iteration"):
+        started = cli.command_line(dataclasses.replace(args, resume=False, overwrite=False), "train.expert_iteration")
+        for written in export(ckpt, args, ckpt["meta"], os.path.join(folder, "progress.csv"), "train.expert_iteration", started):
             say(f"  exported {written}")
     return rows
 

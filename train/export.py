@@ -26,8 +26,9 @@ import torch
 from agents.checkpoint import save_checkpoint
 
 
-def export(checkpoint: dict, args, final: dict, csv_path: str, module: str = "train.ppo") -> list[str]:
-    """Write the policy, its sidecar and its curve next to `args.export`; returns the paths written."""
+def export(checkpoint: dict, args, final: dict, csv_path: str, module: str = "train.ppo", command: str | None = None) -> list[str]:
+    """Write the policy, its sidecar and its curve next to `args.export`; returns the paths written. The
+    sidecar's command is `command`, or this process's own when it runs `module`."""
     save_checkpoint(checkpoint, args.export)
     run_as_command = os.path.basename(sys.argv[0]) == module.rsplit(".", 1)[-1] + ".py"
     stem = os.path.splitext(args.export)[0]
@@ -36,7 +37,7 @@ def export(checkpoint: dict, args, final: dict, csv_path: str, module: str = "tr
         "game": args.game,
         "num_players": args.players,
         "critic": args.critic,
-        "reproduce": f"python -m {module} {shlex.join(sys.argv[1:])}" if run_as_command else None,
+        "reproduce": command or (f"python -m {module} {shlex.join(sys.argv[1:])}" if run_as_command else None),
         "made_by": checkpoint.get("made_by"),
         "args": dataclasses.asdict(args),
         "env_steps": final["global_step"],
