@@ -48,7 +48,7 @@ def test_each_round_searches_with_the_last_network_and_final_is_the_best_round(t
     assert rows[1]["teacher"] == f"pimc:worlds=2,rollout=ppo:{folder / 'round_0' / 'final.pt'}"
     # each round's checkpoint says which search taught it
     assert read_checkpoint(folder / "round_1" / "final.pt")["made_by"]["teacher"] == rows[1]["teacher"]
-    best = [r for r in rows if r["best"] == 1][-1]
+    best = [r for r in rows if r["best"] == "1"][-1]
     assert same_weights(folder / "final.pt", folder / f"round_{best['round']}" / "final.pt")
     assert all(-100 < float(r["edge_vs_heuristic"]) < 100 and float(r["edge_ci"]) > 0 for r in rows)
     text = (folder / "command.txt").read_text().splitlines()
@@ -86,7 +86,10 @@ def test_a_round_that_does_not_gain_ends_the_run(tmp_path):
     sidecar = json.loads((tmp_path / "best.json").read_text())
     assert sidecar["args"]["rounds"] == 4 and sidecar["made_by"]["teacher"] == "pimc:worlds=2"
     assert sidecar["reproduce"].startswith("python -m train.expert_iteration ") and "--resume" not in sidecar["reproduce"]
-    assert [r["best"] for r in rows] == [1, 0]  # round 1 cannot gain 1000 a game: rounds 2 and 3 never start
+    again = ei.main(tiny(tmp_path, rounds=4, min_gain=1000.0, export=str(tmp_path / "again.pt"), resume=True), say=lambda *_: None)
+    assert again == rows and same_weights(tmp_path / "again.pt", tmp_path / "best.pt")  # a finished run, exported again
+    assert json.loads((tmp_path / "again.json").read_text())["args"]["resume"] is False
+    assert [r["best"] for r in rows] == ["1", "0"]  # round 1 cannot gain 1000 a game: rounds 2 and 3 never start
     assert not (tmp_path / "run" / "round_2").exists()
 
 

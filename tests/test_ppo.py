@@ -479,14 +479,18 @@ def test_agent_sampling_is_legal_and_seeded(ckpt):
 def test_shipped_checkpoints(path: Path):
     assert path.stat().st_size < 5 * 2**20
     sidecar = json.loads(path.with_suffix(".json").read_text())
-    assert sidecar["reproduce"].startswith("python -m train.ppo")
+    assert sidecar["reproduce"].startswith(("python -m train.ppo", "python -m train.expert_iteration "))
     bot = PPOAgent.load(path, seed=0)
     # Its header says how it was made: the sidecar's command and steps, and the heuristic as the
-    # teacher exactly when the run imitated it first.
+    # teacher exactly when the run imitated it first; for expert iteration, the round that made it
+    # (its own train.ppo_search command) and the search that taught it.
     made_by = bot.info["made_by"]
-    assert made_by == sidecar["made_by"]
-    assert made_by["command"] == sidecar["reproduce"] and made_by["steps"] == sidecar["env_steps"]
-    assert made_by["teacher"] == ("heuristic" if sidecar["args"].get("imitation_steps") else "")
+    assert made_by == sidecar["made_by"] and made_by["steps"] == sidecar["env_steps"]
+    if sidecar["reproduce"].startswith("python -m train.expert_iteration "):
+        assert made_by["command"].startswith("python -m train.ppo_search ") and made_by["teacher"] == sidecar["args"]["teacher"]
+    else:
+        assert made_by["command"] == sidecar["reproduce"]
+        assert made_by["teacher"] == ("heuristic" if sidecar["args"].get("imitation_steps") else "")
     play_one_game(bot, bot.num_players, bot.game)
 
 
@@ -845,10 +849,11 @@ def test_shipped_commands_still_parse_to_the_recorded_arguments(path: Path):
 
     sidecar = json.loads(path.read_text())
     words = shlex.split(sidecar["reproduce"])
-    assert words[:2] == ["python", "-m"] and words[2] in ("train.ppo", "train.ppo_warmstart", "train.ppo_features")
-    from train import ppo_features
+    modules = ("train.ppo", "train.ppo_warmstart", "train.ppo_features", "train.expert_iteration")
+    assert words[:2] == ["python", "-m"] and words[2] in modules
+    from train import expert_iteration, ppo_features
 
-    module = {"train.ppo": ppo, "train.ppo_warmstart": ppo_warmstart, "train.ppo_features": ppo_features}[words[2]]
+    module = dict(zip(modules, (ppo, ppo_warmstart, ppo_features, expert_iteration)))[words[2]]
     args = dataclasses.asdict(module.parse_args(words[3:]))
     recorded = {{"num_workers": "workers"}.get(k, k): v for k, v in sidecar["args"].items()}
     if "run_dir" in recorded:  # files trained before --out was the run folder's flag

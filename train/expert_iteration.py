@@ -144,7 +144,7 @@ def play_round(args: Args, r: int, previous: str, say=print):
 
 
 def main(args: Args, say=print) -> list[dict]:
-    """Play the rounds; returns rounds.csv's rows."""
+    """Play the rounds; returns rounds.csv's rows (as read back: every value a string)."""
     check_args(args)
     open_folder(args)
     path = os.path.join(args.out, "rounds.csv")
@@ -177,10 +177,11 @@ def main(args: Args, say=print) -> list[dict]:
 
         folder = os.path.join(args.out, f"round_{winner['round']}")
         ckpt = read_checkpoint(os.path.join(folder, "final.pt"))
-        started = cli.command_line(dataclasses.replace(args, resume=False, overwrite=False), "train.expert_iteration")
-        for written in export(ckpt, args, ckpt["meta"], os.path.join(folder, "progress.csv"), "train.expert_iteration", started):
+        first = dataclasses.replace(args, resume=False, overwrite=False)  # the run as started (and made again)
+        started = cli.command_line(first, "train.expert_iteration")
+        for written in export(ckpt, first, ckpt["meta"], os.path.join(folder, "progress.csv"), "train.expert_iteration", started):
             say(f"  exported {written}")
-    return rows
+    return read_rounds(path)
 
 
 def run_cli(argv=None) -> int:
