@@ -49,6 +49,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence
 
+import os
+
 import numpy as np
 
 import envs
@@ -74,9 +76,12 @@ def rollout_policy(rollout: Any, game: str, num_players: int, seed: int = 0) -> 
     """The play-out policy: ``"heuristic"``, ``"random"``, ``"ppo"`` or ``"ppo:PATH"`` (a network, greedy), or
     an agent class."""
     if isinstance(rollout, str) and (rollout == "ppo" or rollout.startswith("ppo:")):
-        from agents.spec import make_from_spec  # a network checkpoint, checked for this game and player count
+        from agents.ppo import PPOAgent  # a network checkpoint, checked for this game and player count
 
-        return make_from_spec(rollout, game, num_players, seed)
+        path = rollout[len("ppo:"):] if rollout.startswith("ppo:") else None
+        if path is not None and not os.path.isfile(path):
+            raise FileNotFoundError(f"rollout={rollout}: no checkpoint file at {path!r}")
+        return PPOAgent.for_game(game, num_players, seed=seed, checkpoint=path)
     if rollout == "heuristic":
         from agents.heuristic import heuristic_class
 
