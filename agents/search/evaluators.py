@@ -47,9 +47,8 @@ tests/test_evaluators.py checks that both give the same values in every game.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
-
 import os
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
