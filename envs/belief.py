@@ -11,6 +11,8 @@ picklable dict of everything that seat knows:
   and moves and every other move as it saw it, in order), when the engine keeps its
   history (``keep_history()``: the runners turn it on for a table where an agent has an
   ``inform`` hook), else None;
+* ``log``: the round's moves in order as the seat saw them, in a game that keeps such a record
+  (``Engine.public_log``: Ma's Jong), else None;
 * ``representative``: a full game state (the engine's ``STATE_FIELDS``, an explicit list;
   nothing else the engine keeps crosses into it) in which every card the seat cannot see was
   redealt from a fixed stream, and the other seats' hidden decisions under way were
@@ -78,6 +80,8 @@ def sample_world(info: dict, rng: np.random.Generator):
         world.refresh()
         if world.game_over or world.legal_mask().any():
             world.rng = np.random.default_rng(int(rng.integers(2**63)))
+            if info.get("log") is not None:  # the round's record as the seat saw it goes on in the world
+                world.round_log = [tuple(move) for move in info["log"]]
             return world
     raise no_redeal_serves(info["game"], world.current_player)
 

@@ -356,7 +356,13 @@ class Engine(Chance, History):
             "legal": np.flatnonzero(self.legal_mask()).tolist() if to_act else [],
             "representative": world.fields(),
             "key": self.information_key(seat),  # None unless the engine keeps its history
+            "log": self.public_log(seat),
         }
+
+    def public_log(self, seat: int) -> list | None:
+        """The round's moves as `seat` saw them, for a belief that reads them in order (a game
+        that keeps such a record overrides this); None: no record."""
+        return None
 
     def next_draw_counts(self) -> dict[int, int]:
         """The chance outcomes of the next draw: card kind -> how many of the draw pile ``draw``

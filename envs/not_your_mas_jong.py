@@ -95,6 +95,9 @@ _NO_STEALS = bytes(NUM_ACTIONS - NUM_TYPES)
 
 # Phases
 DISCARD, STEAL = 0, 1
+# The kinds of move in a round's public record (`NotYourMasJong.public_log`).
+LOG_KINDS = ("draw", "discard", "let go", "set steal", "win by steal")
+LOG_DRAW, LOG_DISCARD, LOG_LET_GO, LOG_SET, LOG_WIN = range(len(LOG_KINDS))
 STEAL_PHASES = ("every_player", "eligible")  # the `steal_phase` rule option
 
 # -- observation layout (seat-relative; seat r is r seats after the observer) ------
@@ -323,6 +326,7 @@ class NotYourMasJong(Engine):
     def _new_round(self, deal: dict | None = None) -> ScoreEvent | None:
         n = self.num_players
         self.round += 1
+        self.round_log = []
         self.hands = [[0] * NUM_TYPES for _ in range(n)]
         self.codes = [[0] * len(SUITS) for _ in range(n)]
         self.hand_sizes = [0] * n
@@ -480,6 +484,7 @@ class NotYourMasJong(Engine):
         return self._resolve_steals()
 
     def _discard(self, seat: int, card: int) -> ScoreEvent | None:
+        self._log(LOG_DISCARD, seat, card)
         self._take(seat, card)
         self.passed_on[seat] = []
         self.table[seat, SEAT_DISCARDS + card] += 1
@@ -493,6 +498,7 @@ class NotYourMasJong(Engine):
         else:
             asked = [s % n for s in range(seat + 1, seat + n) if self._can_steal(s % n, card)]
         if not asked:
+            self._log(LOG_LET_GO, seat, card)
             self._let_go(seat, card)
             return self._next_turn(seat)
         self.phase = STEAL
@@ -522,14 +528,17 @@ class NotYourMasJong(Engine):
             # RULES.md [D]: a steal that completes the hand is a win by steal however it
             # was claimed; it beats set steals; the nearest after the discarder wins.
             w = winners[0]
+            self._log(LOG_WIN, w, card)
             self._steal_card(discarder, card)
             self._give(w, card)
             return self._win(w, by="steal")
         setters = [s for s in order if claims[s] > A_STEAL_WIN and claims[s] in self.steal_options(s, card)]
         if not setters:
+            self._log(LOG_LET_GO, discarder, card)
             self._let_go(discarder, card)
             return self._next_turn(discarder)
         s = setters[0]
+        self._log(LOG_SET, s, card, claims[s])
         self.passed_on[s] = []
         self._steal_card(discarder, card)
         o1, o2 = SET_STEALS[claims[s]]
@@ -543,6 +552,22 @@ class NotYourMasJong(Engine):
         # The stealer discards next; the players in between are skipped.
         self.current_player = s
         return None
+
+    # -- the round's public record ----------------------------------------------------
+    round_log: list | None = None  # none in a world built from fields: nothing reads its log
+
+    def _log(self, kind: int, seat: int, card: int, action: int = -1) -> None:
+        if self.round_log is not None:
+            self.round_log.append((kind, seat, card, action))
+
+    def public_log(self, seat: int) -> list[tuple[int, int, int, int]] | None:
+        """This round's moves as `seat` saw them, in order: ``(kind, seat, card, action)`` rows,
+        kinds `LOG_KINDS`; a draw's card is -1 unless `seat` drew it. Steal decisions show only
+        as their outcome (a set locked, a win, or the discard let go by everyone), as at the
+        table. Search's filtered belief reads it (`agents.heuristic.kernels.mas_jong_filter`)."""
+        if self.round_log is None:
+            return None
+        return [(k, s, c if k != LOG_DRAW or s == seat else -1, a) for k, s, c, a in self.round_log]
 
     def _let_go(self, discarder: int, card: int) -> None:
         """Nobody stole `card`: every other seat let it go with the hand it holds."""
@@ -559,7 +584,9 @@ class NotYourMasJong(Engine):
         if not self.draw:
             # RULES.md [D]: an empty draw pile ends the round with no winner and no payment.
             return self._end_round({"round": self.round, "result": RESULT_NAMES.index("exhausted"), "winner": -1, "ma": self.ma}, [0] * self.num_players)
-        self._give(p, self.chance_draw(self.draw))
+        card = self.chance_draw(self.draw)
+        self._give(p, card)
+        self._log(LOG_DRAW, p, card)
         self.passed_on[p] = []
         self.current_player = p
         self.phase = DISCARD

@@ -210,6 +210,13 @@ class NotYourMasJongHeuristic(KernelHeuristic):
                   int(rng.integers(2**31)))
         venv.views(rows)
 
+    def history_belief(self, seed: int):
+        """Worlds that replay the round's record with this strategy in every other seat (pimc's
+        ``belief=history``; `agents.heuristic.kernels.mas_jong_history`)."""
+        from agents.heuristic.kernels.mas_jong_history import HistoryBelief
+
+        return HistoryBelief(self.num_players, seed=seed)
+
     # -- reading the others' discards (search's belief) --------------------------------
     # The likelihood factor of a world whose discards this strategy could not have made: not 0,
     # so that a player who plays otherwise (a person, a network) only tilts the belief.

@@ -20,8 +20,9 @@ MAX_WORLDS = 4096  # worlds a decision may sample: each is a whole game held in 
 MAX_ITERATIONS = 1 << 20  # ismcts iterations a decision may run: each adds a tree node
 CHOICES = ("safe", "max")
 PILES = ("known", "shuffled")  # pimc_cheat: the draw pile's order seen, or shuffled in every world
-# pimc: worlds drawn uniformly, weighted by the others' public moves, or walked towards the policy's hands
-BELIEFS = ("uniform", "evidence", "tilted")
+# pimc: worlds drawn uniformly, weighted by the others' public moves, walked towards the policy's
+# hands, or drawn from chains that replay the round's record with the policy in the other seats
+BELIEFS = ("uniform", "evidence", "tilted", "history")
 
 COMMON = {"ms": None, "rollout": "heuristic", "horizon": "round", "evaluator": "batched"}
 PIMC = {"worlds": None, "choice": "safe", "z": None, "belief": "uniform", **COMMON}  # None: pimc's defaults for the game

@@ -65,6 +65,11 @@ or ``pimc:ms=20``):
   keeps safe cards and spends large numbers, the Ma's Jong heuristic holds hands close to
   complete that do not need what it threw (docs/search.md). It needs the batched evaluator
   and a policy with ``tilt_rows`` (the Neu and Ma's Jong heuristics); elsewhere it is refused.
+  Or ``history``: each world is a chain of redeals that replays the whole round's record
+  (``info["log"]``) with the play-out policy in the other seats, walked by Metropolis steps
+  towards the arrangements under which that policy made their moves (the Ma's Jong heuristic's
+  ``history_belief``, `agents.heuristic.kernels.mas_jong_history`); one set of chains per game,
+  made in ``reset``. It needs the batched evaluator; elsewhere it is refused.
   With the uniform belief and the batched evaluator, the worlds are drawn straight into batch
   rows (`BatchedEvaluator.evaluate_sampled`, `VectorEnv.sample_rows`): the same worlds, seeds
   and moves as drawing engines first (``sample_in_rows``), a few µs a world.
@@ -208,6 +213,12 @@ class PIMCAgent(SearchAgent):
         if self.belief == "tilted" and (self._tilt is None or not hasattr(self.evaluator, "evaluate_sampled")):
             raise ValueError(f"{kind}: belief=tilted needs evaluator=batched and a play-out policy that models its own "
                              f"hands (the Neu and Ma's Jong heuristics); {rollout} in {game} with evaluator={evaluator} has none")
+        # Chains over the round's record, one set per game (made in reset).
+        self._new_history = getattr(self.policy, "history_belief", None) if self.belief == "history" else None
+        if self.belief == "history" and (self._new_history is None or not hasattr(self.evaluator, "evaluate_sampled")):
+            raise ValueError(f"{kind}: belief=history needs evaluator=batched and a play-out policy whose moves it can "
+                             f"read in the record (the Ma's Jong heuristic); {rollout} in {game} with "
+                             f"evaluator={evaluator} has none")
         super().__init__(game, num_players, seed)
         self.reset()
         # Uniform worlds go straight into batch rows when the evaluator can draw them there
@@ -215,6 +226,12 @@ class PIMCAgent(SearchAgent):
         self.sample_in_rows = self._evidence is None and type(self).draw_worlds is PIMCAgent.draw_worlds
         self.searched = self.deviated = 0  # decisions searched, and those where it left the policy's move
         self.short = 0  # worlds the evidence belief filled with rejected ones (EVIDENCE_TRIES ran out)
+
+    def reset(self) -> None:
+        super().reset()
+        if getattr(self, "_new_history", None) is not None:
+            self.history = self._new_history(int(self.rng.integers(2**63)))
+            self._tilt = self.history.fill_rows
 
     @property
     def steps(self) -> int:
