@@ -272,13 +272,14 @@ def _teacher_file(path, **change):
     ({"actions": np.zeros(4, np.int64)}, "actions has shape (4,); dimension 0 should be 5"),
     ({"actions": np.full(5, 99, np.int64)}, "an action is outside the game's actions"),
     ({"rewards": np.full(5, np.nan, np.float32)}, "hold a NaN or an infinity"),
+    ({"values": np.full((5, 19), np.inf, np.float32)}, "values hold an infinity"),
     ({"dones": None}, "missing dones"),
     ({"extra": np.zeros(3)}, "unknown extra"),
 ])
 def test_a_bad_teacher_file_is_refused_in_one_line_and_leaves_no_run_folder(tmp_path, capsys, change, message):
     bad = str(_teacher_file(tmp_path / "teacher.npz", **change))
     args = ["--game", "neu", "--players", "3", "--imitation-steps", "0", "--teacher-data", bad, "--out", str(tmp_path / "run")]
-    if "outside" in message or "NaN" in message:  # a value check: the headers pass, the values are read at the start
+    if "outside" in message or "NaN" in message or "infinity" in message:  # a value check: the headers pass, the values are read at the start
         with pytest.raises(ValueError, match=message):
             main(tiny(tmp_path, imitation_steps=0, teacher_data=bad))
     else:
@@ -296,7 +297,7 @@ def test_a_teacher_file_that_is_not_a_zip_or_claims_too_much_is_refused_unread(t
     assert not (tmp_path / "run").exists()
 
 
-def test_a_search_agent_teaches_on_aec_tables_told_its_information_state():
+def test_a_search_agent_teaches_on_aec_tables_told_its_information_state(tmp_path):
     for teacher in ("pimc:worlds=2", "ismcts:iterations=8"):
         games = TeacherGames(teacher, "neu", 3, tables=2, reward_scale=1.0)
         assert games.path.startswith("AEC tables") and games.with_values
@@ -308,3 +309,9 @@ def test_a_search_agent_teaches_on_aec_tables_told_its_information_state():
         assert np.isnan(data["values"][~data["masks"]]).all() and np.isfinite(data["values"][chosen]).all()
         targets = soft_targets(data, 0.5, 1.0).numpy()
         assert np.allclose(targets.sum(1), 1) and (targets[~data["masks"]] == 0).all()
+    # what a search taught, written as a run writes it, is read again by --teacher-data (NaN: no value)
+    path = tmp_path / "teacher.npz"
+    np.savez_compressed(path, **data)
+    args = ppo_search.parse_args(["--game", "neu", "--players", "3", "--imitation-steps", "0", "--teacher-data", str(path),
+                                  "--out", str(tmp_path / "run")])
+    assert np.array_equal(ppo_search.read_teacher_data(args)["actions"], data["actions"])

@@ -104,8 +104,10 @@ def read_teacher_data(args: Args, headers_only: bool = False) -> dict:
         problem = "an action is outside the game's actions or not legal under its mask"
     elif not ((data["next_index"] >= -1) & (data["next_index"] < rows)).all():
         problem = "next_index points outside the file"
-    elif not all(np.isfinite(data[k]).all() for k in ("obs", "rewards", "values") if k in data):
-        problem = "obs, rewards or values hold a NaN or an infinity"
+    elif not all(np.isfinite(data[k]).all() for k in ("obs", "rewards")):
+        problem = "obs or rewards hold a NaN or an infinity"
+    elif "values" in data and np.isinf(data["values"]).any():  # NaN is an action without a value (train.distill)
+        problem = "values hold an infinity"
     elif int(data["env_steps"]) < 0:
         problem = "env_steps is negative"
     if problem:
