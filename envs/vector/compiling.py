@@ -32,7 +32,7 @@ def game_of(module: str, name: str = "") -> str | None:
     """The game whose kernels a module holds ("envs.vector.neu", "agents.heuristic.kernels.neu_belief"),
     or else the game a kernel is named by ("agents.lineups", "neu"), if one."""
     last = module.rsplit(".", 1)[-1]
-    if last == "mas_jong_belief":
+    if last in ("mas_jong_belief", "mas_jong_history"):
         return "not_your_mas_jong"
     for word in (last, name.lstrip("_")):
         game = next((g for g in sorted(COMPILE_SECONDS, key=len, reverse=True) if word == g or word.startswith(g + "_")), None)
