@@ -359,15 +359,9 @@ class Engine(Chance, History):
             "log": self.public_log(seat),
         }
 
-    def public_log(self, seat: int) -> list | None:
-        """The round's moves as `seat` saw them, for a belief that reads them in order (a game
-        that keeps such a record overrides this); None: no record."""
-        return None
-
     def next_draw_counts(self) -> dict[int, int]:
-        """The chance outcomes of the next draw: card kind -> how many of the draw pile ``draw``
-        (drawn from its end) hold it; empty for a game without one. Each kind is drawn next with
-        probability count / pile size, as nobody can see the pile's order."""
+        """The next draw's chance outcomes: card kind -> its count in the draw pile ``draw`` (empty
+        for a game without one); a kind comes next with probability count / pile size."""
         return dict(Counter(getattr(self, "draw", None) or ()))
 
     def shuffle_unseen(self, rng: np.random.Generator, top: int | None = None) -> None:

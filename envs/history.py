@@ -75,3 +75,8 @@ class History:
         if not self.game_over and self.current_player == seat:
             h.update(np.asarray(self.legal_mask(), np.int8).tobytes())
         return h.digest()
+
+    def public_log(self, seat: int) -> list | None:
+        """The round's moves as `seat` saw them, for a belief that reads them in order (a game
+        that keeps such a record overrides this); None: no record."""
+        return None
