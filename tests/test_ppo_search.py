@@ -206,6 +206,12 @@ def test_teacher_data_is_distilled_again_without_playing(tmp_path, capsys):
     assert all(torch.equal(v, weights(again)[k]) for k, v in weights(first).items())
     made_by = torch.load(tmp_path / "b" / "final.pt", weights_only=True)["made_by"]
     assert made_by["teacher"] == f"heuristic (decisions read from {tmp_path / 'a' / 'teacher.npz'})"
+    # the run folder goes on without the file it was distilled from: it continues from its own copy
+    resume = (tmp_path / "b" / "command.txt").read_text().splitlines()[3]
+    (tmp_path / "a" / "teacher.npz").unlink()
+    continued = ppo_search.parse_args(shlex.split(resume)[3:])
+    assert continued.resume and continued.teacher_data == str(tmp_path / "b" / "teacher.npz")
+    assert all(torch.equal(v, weights(main(continued))[k]) for k, v in weights(again).items())
 
 
 def test_hint_is_added_to_the_teachers_views_and_read_by_the_strength_log(tmp_path):

@@ -146,8 +146,10 @@ def write_command(args: Args, path: str, module: str = "train.ppo_search") -> No
     """command.txt: the command that started the run, the one that continues it and, for a run that
     distils a teacher, the one that distils the same data again."""
     args = dataclasses.replace(args, resume=False, overwrite=False)
+    own = dataclasses.replace(args, teacher_data=os.path.join(path, "teacher.npz")) if args.teacher_data else args
+    # continuing reads the folder's own copy of the teacher data, so the folder alone is enough to go on
     text = (f"# started with\n{command(args, module=module)}\n# continue it (from checkpoint.pt, exactly as if never "
-            f"stopped) with\n{command(args, resume=True, module=module)}\n")
+            f"stopped) with\n{command(own, resume=True, module=module)}\n")
     if args.imitation_steps or args.teacher_data:
         again = dataclasses.replace(args, teacher_data=os.path.join(path, "teacher.npz"), out="NEW_FOLDER")
         text += f"# distil the same teacher data again, in a new --out, with\n{command(again, module=module)}\n"
