@@ -9,6 +9,7 @@ import json
 import os
 import random
 import shlex
+from types import SimpleNamespace
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from agents import PPOAgent, make_agent
 from agents.network import MASKED_LOGIT, ActorCritic, sample
 from agents.ppo import CHECKPOINT_DIR, CheckpointError
 from train import ppo, ppo_warmstart
-from train.ppo import Args, gae, main, parse_args
+from train.ppo import Args, Plan, gae, main, parse_args
 from train.rollout import Buffer, Table
 from tests.helpers import cli_error_line, heuristic_decisions
 
@@ -947,3 +948,18 @@ def test_ma_jongs_features_and_hint_reach_the_compiled_actor_as_the_readable_inp
     for greedy in (True, False):
         one, many = (PPOAgent.load(export, seed=5, greedy=greedy) for _ in range(2))
         assert many.act_batch(obs, masks, seats).tolist() == [one.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)]
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_the_update_count_follows_the_steps_rollouts_really_play(batched):
+    # Ma's Jong's AEC rollouts play about twice --rollout-steps: the run must still end at or below --steps,
+    # and a plan rebuilt on resume from (update, steps played) must be the one a run never stopped holds.
+    args = SimpleNamespace(steps=100_000, rollout_steps=1_000)
+    plan, played, update = Plan(args, batched), 0, 0
+    assert plan.num_updates == 100
+    while update < plan.num_updates:
+        update += 1
+        plan.record(update, 2_000 + 37 * (update % 3))
+        played += 2_000 + 37 * (update % 3)
+        assert Plan(args, batched, done=update, played=played).num_updates == plan.num_updates
+    assert played <= args.steps < played + 2_100 and update == plan.num_updates < 55

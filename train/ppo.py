@@ -75,7 +75,7 @@ PROGRESS_LABELS = ("progress bar: sps = env steps per second; ret = the learner'
 class Args:
     game: str = field(default="neu", metadata={"help": "which game"})
     players: int = field(default=4, metadata={"help": "number of players"})
-    steps: int = field(default=2_000_000, metadata={"help": "env agent-steps (all seats) to play, rounded down to whole rollouts (at least one); on the batched engine the updates are counted from the steps its rollouts really play"})
+    steps: int = field(default=2_000_000, metadata={"help": "env agent-steps (all seats) to play, rounded down to whole rollouts (at least one); the updates are then counted from the steps the rollouts really play, so the run ends at or below it"})
     seed: int = field(default=0, metadata={"help": "seed for everything (runs are reproducible on CPU)"})
     critic: str = field(default="plain", metadata={"help": "plain: the value reads the observation; global: also env.state()", "choices": ("plain", "global")})
     # rollouts
@@ -293,23 +293,25 @@ def open_collector(args, config: RolloutConfig, worker_class: type = RolloutWork
 
 
 class Plan:
-    """How many updates --steps buys. An AEC rollout stops close to --rollout-steps, so that is
-    steps // rollout_steps. The batched engine finishes a game on every table in each rollout, which
-    may be several times --rollout-steps (long games, many tables): there the count follows the steps
-    the rollouts really played, re-estimated after each update, so the run ends at or below --steps."""
+    """How many updates --steps buys. Each rollout finishes the games it started, so it plays
+    --rollout-steps or more: a little more on AEC tables in short games, twice as much in Ma's Jong,
+    several times on the batched engine (a game on every table). The count starts at
+    steps // rollout_steps and then follows the steps the rollouts really played, re-estimated
+    after each update, so the run ends at or below --steps. It depends only on the update and the
+    steps played so far, so a resumed run counts as one never stopped."""
 
     def __init__(self, args, batched: bool, done: int = 0, played: int = 0) -> None:
         self.steps, self.rollout_steps, self.batched = args.steps, args.rollout_steps, batched
         self.num_updates = max(1, args.steps // args.rollout_steps)
         self.played, self.said = played, self.num_updates  # said: the count last stated (at start-up first)
-        if batched and done:
+        if done:
             self.record(done, 0)
         self.said = self.num_updates
 
     def record(self, update: int, env_steps: int) -> bool:
         """Count an update's steps; True when the plan moved by a tenth or more since it was last said."""
         self.played += env_steps
-        if self.batched and self.played:
+        if self.played:
             self.num_updates = max(1, update, self.steps * update // self.played)
         if abs(self.num_updates - self.said) * 10 < self.said:
             return False
@@ -323,8 +325,9 @@ class Plan:
                     f"{self.num_updates} update(s) for now, re-estimated after each one, ending at or below "
                     f"{self.steps:,} env steps (at least one update)")
         return (f"--steps {self.steps:,} is {self.num_updates} update(s) of --rollout-steps {self.rollout_steps:,} = "
-                f"{self.num_updates * self.rollout_steps:,} env steps (rounded down to whole rollouts, at least one; "
-                "each rollout plays whole games, so it overshoots a little)")
+                f"{self.num_updates * self.rollout_steps:,} env steps (rounded down to whole rollouts, at least one); "
+                "each rollout finishes its games, so the count follows the steps played, re-estimated after each "
+                f"update, ending at or below {self.steps:,} env steps")
 
 
 def ppo_update(agent: ActorCritic, optimizer, batch: dict, args, update: int, num_updates: int,
