@@ -14,7 +14,7 @@ import torch
 import envs
 from agents.network import ActorCritic, input_size, policy_input
 from train import ppo, ppo_search
-from train.distill import TeacherGames, soft_targets, with_hint
+from train.distill import TeacherGames, heuristic_moves, soft_targets, with_hint
 from train.ppo_search import Args, main
 from tests.helpers import cli_error_line, heuristic_decisions
 
@@ -254,6 +254,7 @@ def test_kl_clone_holds_the_policy_near_a_clone_distilled_from_teacher_data(tmp_
     (["--imitation-steps", "10", "--soft-targets", "2"], "--soft-targets must be in [0, 1]"),
     (["--imitation-steps", "10", "--value-temperature", "0"], "--value-temperature must be"),
     (["--imitation-steps", "10", "--teacher-data", "nowhere.npz"], "nowhere.npz: no such file"),
+    (["--imitation-steps", "10", "--departure-weight", "0"], "--departure-weight must be a finite number above 0"),
 ])
 def test_bad_arguments_get_one_clear_line(argv, message, capsys):
     assert message in cli_error_line(ppo_search.parse_args, argv, capsys)
@@ -321,3 +322,47 @@ def test_a_search_agent_teaches_on_aec_tables_told_its_information_state(tmp_pat
     args = ppo_search.parse_args(["--game", "neu", "--players", "3", "--imitation-steps", "0", "--teacher-data", str(path),
                                   "--out", str(tmp_path / "run")])
     assert np.array_equal(ppo_search.read_teacher_data(args)["actions"], data["actions"])
+
+
+def test_several_teacher_files_are_read_as_one(tmp_path):
+    # decisions one after another, each file's links shifted by the rows before it, env steps summed
+    main(tiny(tmp_path, "a", steps=1, rollout_steps=1))
+    main(tiny(tmp_path, "b", steps=1, rollout_steps=1, seed=5))
+    a, b = (str(tmp_path / r / "teacher.npz") for r in "ab")
+    args = ppo_search.parse_args(["--game", "neu", "--players", "3", "--imitation-steps", "0", "--teacher-data", f"{a},{b}",
+                                  "--out", str(tmp_path / "run")])
+    both = ppo_search.read_teacher_data(args)
+    with np.load(a) as fa, np.load(b) as fb:
+        n = len(fa["actions"])
+        assert np.array_equal(both["actions"], np.concatenate([fa["actions"], fb["actions"]]))
+        assert np.array_equal(both["next_index"][:n], fa["next_index"])
+        links = fb["next_index"] >= 0
+        assert links.any() and np.array_equal(both["next_index"][n:][links], fb["next_index"][links] + n)
+        assert (both["next_index"][n:][~links] == -1).all()
+        assert int(both["env_steps"]) == int(fa["env_steps"]) + int(fb["env_steps"])
+    with_values = str(_teacher_file(tmp_path / "v.npz", values=np.zeros((5, 19), np.float32)))
+    with pytest.raises(ValueError, match="some files hold option values and some do not"):
+        ppo_search.read_teacher_data(dataclasses.replace(args, teacher_data=f"{a},{with_values}"))
+
+
+def test_the_teachers_departures_from_the_heuristic_weigh_more_when_asked(tmp_path, capsys):
+    # One view, recorded 100 times: the teacher plays the heuristic's move 70 times and another 30.
+    # Unweighted, the clone plays the heuristic's move; departures weighing 5 (150 against 70) turn it.
+    main(tiny(tmp_path, "a", steps=1, rollout_steps=1))
+    with np.load(tmp_path / "a" / "teacher.npz") as f:
+        row = int(np.flatnonzero(f["masks"].sum(1) >= 2)[0])
+        obs, mask = f["obs"][row], f["masks"][row]
+    move = int(heuristic_moves("neu", 3, obs[None], mask[None])[0])
+    other = int(next(a for a in np.flatnonzero(mask) if a != move))
+    actions = np.where(np.arange(100) < 70, move, other)
+    path = _teacher_file(tmp_path / "split.npz", obs=np.repeat(obs[None], 100, 0), masks=np.repeat(mask[None], 100, 0),
+                         actions=actions, rewards=np.zeros(100, np.float32), dones=np.ones(100, bool),
+                         next_index=np.full(100, -1, np.int64))
+    followed = {}
+    for w in (1.0, 5.0):
+        main(tiny(tmp_path, f"w{w:g}", steps=1, rollout_steps=1, imitation_steps=0, imitation_epochs=40,
+                  teacher_data=str(path), departure_weight=w))
+        line = next(x for x in capsys.readouterr().out.splitlines() if "leaves the heuristic's move on" in x)
+        assert "on 30.0% of them" in line
+        followed[w] = line.split("teacher's move on ")[1]
+    assert followed[1.0].startswith("0.0%") and followed[5.0].startswith("100.0%"), followed

@@ -67,13 +67,20 @@ def batch_input(game: str, num_players: int, features: bool, obs: np.ndarray, ma
     return np.stack([one(o, m) for o, m in zip(obs, mask)]).astype(np.float32)
 
 
-def with_hint(game: str, num_players: int, x: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Inputs `x` [N, width] followed by the heuristic's move for each view (obs [N, obs_size], mask), one-hot:
-    the columns `--hint` adds (`agents.network.policy_input`), from the heuristic's batched twin."""
+def heuristic_moves(game: str, num_players: int, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The heuristic's move for each view (obs [N, obs_size], mask [N, actions]), from its batched twin."""
     from agents import make_agent
 
     mask = np.asarray(mask)
-    moves = make_agent("heuristic", game, num_players, seed=0).act_batch(obs, mask.astype(np.int8), np.zeros(len(obs), np.int64))
+    return make_agent("heuristic", game, num_players, seed=0).act_batch(obs, mask.astype(np.int8), np.zeros(len(obs), np.int64))
+
+
+def with_hint(game: str, num_players: int, x: np.ndarray, obs: np.ndarray, mask: np.ndarray,
+              moves: np.ndarray | None = None) -> np.ndarray:
+    """Inputs `x` [N, width] followed by the heuristic's move for each view (obs [N, obs_size], mask), one-hot:
+    the columns `--hint` adds (`agents.network.policy_input`). `moves`: those moves, if already known."""
+    mask = np.asarray(mask)
+    moves = heuristic_moves(game, num_players, obs, mask) if moves is None else moves
     hint = np.zeros(mask.shape, np.float32)
     hint[np.arange(len(obs)), moves] = 1.0
     return np.concatenate([np.asarray(x, np.float32), hint], 1)

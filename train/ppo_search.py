@@ -16,8 +16,12 @@ Every flag of `python -m train.ppo_warmstart` works here too (`--features`,
   `train/distill.py`) also gives soft targets: ``--soft-targets W`` of each
   target is ``softmax(values / --value-temperature)`` over the legal moves.
   PPO then starts from the clone; ``--kl-clone`` holds it near the clone.
+* ``--departure-weight W``: the decisions where the teacher leaves the
+  heuristic's move weigh W in the fit (the rest weigh 1). The distillation
+  says how often the teacher departs and how often the clone follows it there.
 * The teacher's decisions are kept in the run folder (``teacher.npz``);
-  ``--teacher-data PATH`` distils from such a file instead of playing again.
+  ``--teacher-data PATH`` distils from such a file instead of playing again,
+  and ``--teacher-data A,B,...`` from several, read as one.
   The checkpoint written right after the distillation (update 0) lets
   ``--resume`` continue from there.
 * ``--strength-every N``: right after the distillation (update 0) and every
@@ -56,7 +60,7 @@ from agents.npzfile import read_npz
 
 from train import best_response as br
 from train import cli, ppo, ppo_warmstart
-from train.distill import TeacherGames, batch_input, soft_targets, with_hint
+from train.distill import TeacherGames, batch_input, heuristic_moves, soft_targets, with_hint
 from train.rollout import measure_scales
 
 # torch is imported when training starts, so --help is quick.
@@ -69,8 +73,9 @@ STRENGTH = 2**61 + 2**59  # first deal seed of the strength log (+ seed * 2**32)
 @dataclass
 class Args(ppo_warmstart.Args):
     teacher: str = field(default="heuristic", metadata={"help": "the agent to distil: any agent spec (heuristic, ppo:PATH, cfr:PATH, pimc, pimc:worlds=N, FILE.py:Name, package.module:Name)"})
-    teacher_data: str = field(default="", metadata={"help": "distil from this teacher.npz (a run folder's, or experiments.research.cheat_teacher's) instead of playing the teacher's games; give --teacher the agent that made it, which checkpoints name"})
+    teacher_data: str = field(default="", metadata={"help": "distil from this teacher.npz (a run folder's, or experiments.research.cheat_teacher's) instead of playing the teacher's games, or from several joined by commas; give --teacher the agent that made it, which checkpoints name"})
     soft_targets: float = field(default=0.5, metadata={"help": "share of each target given to softmax(option values / --value-temperature) when the teacher offers values"})
+    departure_weight: float = field(default=1.0, metadata={"help": "weight in the fit of the decisions where the teacher leaves the heuristic's move (the rest weigh 1): they are few, and they are what the teacher adds"})
     value_temperature: float = field(default=1.0, metadata={"help": "temperature of the soft targets, in the game's score units"})
     strength_every: int = field(default=0, metadata={"help": "every N updates, log the edge over the heuristic on held-out deals in strength.csv (0: off)"})
     strength_deals: int = field(default=200, metadata={"help": "held-out duplicate deals of each strength-log point"})
@@ -80,9 +85,34 @@ MAX_TEACHER_BYTES = 16 << 30  # a teacher.npz, uncompressed (Ma's Jong's 300 k d
 
 
 def read_teacher_data(args: Args, headers_only: bool = False) -> dict:
-    """--teacher-data (a run folder's teacher.npz, `distil`), checked from its zip index and array
-    headers against this run's game, players and --features before anything is read
-    (`agents.npzfile`); then its values: legal actions, finite numbers, links inside the file."""
+    """--teacher-data: one teacher.npz (a run folder's, `distil`) or several joined by commas,
+    read in order as one file: their decisions one after another (links shifted to match) and
+    their env steps summed. Each is checked as `read_teacher_file` says."""
+    paths = args.teacher_data.split(",")
+    parts = [read_teacher_file(args, p, headers_only) for p in paths]
+    if headers_only or len(parts) == 1:
+        return parts[0]
+    if len({"values" in d for d in parts}) > 1:
+        raise ValueError(f"--teacher-data: some files hold option values and some do not ({args.teacher_data}); "
+                         "soft targets need them in all or none")
+    if len({d["critic_in"].shape[1:] for d in parts}) > 1:
+        raise ValueError(f"--teacher-data: the files' critic_in columns differ in width ({args.teacher_data})")
+    data, at = {}, 0
+    links = []
+    for d in parts:  # a link (next_index) counts rows from its own file's first
+        links.append(np.where(d["next_index"] >= 0, d["next_index"] + at, -1))
+        at += len(d["actions"])
+    for k in parts[0]:
+        if k != "env_steps":
+            data[k] = np.concatenate(links if k == "next_index" else [d[k] for d in parts])
+    data["env_steps"] = np.int64(sum(int(d["env_steps"]) for d in parts))
+    return data
+
+
+def read_teacher_file(args: Args, path: str, headers_only: bool = False) -> dict:
+    """One teacher.npz, checked from its zip index and array headers against this run's game,
+    players and --features before anything is read (`agents.npzfile`); then its values: legal
+    actions, finite numbers, links inside the file."""
     import envs
     from agents.network import input_size
 
@@ -92,8 +122,7 @@ def read_teacher_data(args: Args, headers_only: bool = False) -> dict:
                "rewards": ("f", ("rows",)), "dones": ("b", ("rows",)), "next_index": ("i", ("rows",)),
                "values": ("f", ("rows", facts.num_actions)), "critic_in": ("f", (None, None)), "env_steps": ("iu", ())}
     what = f"--teacher-data: for {args.game} at {args.players} players{' with --features' if args.features else ''},"
-    data = read_npz(args.teacher_data, columns, MAX_TEACHER_BYTES, what, optional=frozenset({"values"}),
-                    headers_only=headers_only)
+    data = read_npz(path, columns, MAX_TEACHER_BYTES, what, optional=frozenset({"values"}), headers_only=headers_only)
     if headers_only:
         return data
     rows, actions = len(data["actions"]), data["actions"]
@@ -111,7 +140,7 @@ def read_teacher_data(args: Args, headers_only: bool = False) -> dict:
     elif int(data["env_steps"]) < 0:
         problem = "env_steps is negative"
     if problem:
-        raise ValueError(f"{what} {args.teacher_data}: {problem}")
+        raise ValueError(f"{what} {path}: {problem}")
     return data
 
 
@@ -124,6 +153,8 @@ def check_args(args: Args) -> None:
         read_teacher_data(args, headers_only=True)  # before anything is written: a bad file leaves no run folder
     if not (math.isfinite(args.soft_targets) and 0 <= args.soft_targets <= 1):
         raise ValueError(f"--soft-targets must be in [0, 1], got {args.soft_targets}")
+    if not (math.isfinite(args.departure_weight) and args.departure_weight > 0):
+        raise ValueError(f"--departure-weight must be a finite number above 0, got {args.departure_weight}")
     if not (math.isfinite(args.value_temperature) and args.value_temperature > 0):
         raise ValueError(f"--value-temperature must be a finite number above 0, got {args.value_temperature}")
     if args.critic != "plain":
@@ -183,15 +214,22 @@ def distil(agent, optimizer, args: Args, open_collector, say=print, variant_of=N
     np.savez_compressed(tmp, **data)  # mostly zeros: Ma's Jong's 300 k decisions take 440 MB uncompressed
     os.replace(tmp, os.path.join(path, "teacher.npz"))
     targets = soft_targets(data, args.soft_targets, args.value_temperature)
-    if args.hint:  # the heuristic's move for each recorded view: the view is the first obs_size columns
-        import envs
+    import envs
 
-        size = envs.info(args.game, args.players, **ppo_warmstart.parse_rules(args.rules)).obs_size
-        data = {**data, "obs": with_hint(args.game, args.players, data["obs"], data["obs"][:, :size], data["masks"])}
+    size = envs.info(args.game, args.players, **ppo_warmstart.parse_rules(args.rules)).obs_size
+    moves = heuristic_moves(args.game, args.players, data["obs"][:, :size], data["masks"])  # the view: obs_size columns
+    departs = moves != data["actions"]  # where the teacher leaves the heuristic's move
+    if args.hint:
+        data = {**data, "obs": with_hint(args.game, args.players, data["obs"], data["obs"][:, :size], data["masks"], moves)}
+    if args.departure_weight != 1:
+        data = {**data, "weights": np.where(departs, np.float32(args.departure_weight), np.float32(1))}
     agree = (fit or ppo_warmstart.fit)(agent, optimizer, args, data, targets)
     kind = "soft (option values)" if targets is not None else "the teacher's moves"
     say(f"distillation: {len(data['actions']):,} decisions of {teacher_label(args)}, targets {kind}; the policy's top "
         f"action agrees on {agree:.1%}")
+    if departs.any():
+        say(f"  the teacher leaves the heuristic's move on {departs.mean():.1%} of them (weighted {args.departure_weight:g} "
+            f"in the fit); the policy's top action takes the teacher's move on {departure_agreement(agent, data, departs):.1%} of those")
     steps = int(data["env_steps"])
     meta = {"update": 0, "global_step": steps, "rollout_steps_played": 0, "wall_seconds": time.time() - t0,
             "pool": [ppo.copied(agent)]}
@@ -199,6 +237,15 @@ def distil(agent, optimizer, args: Args, open_collector, say=print, variant_of=N
         run_variant.after_update(agent, meta)
     ppo.save_checkpoint(ppo.checkpoint_dict(agent, args, run_variant, meta, optimizer), os.path.join(path, "checkpoint.pt"))
     return steps
+
+
+def departure_agreement(agent, data: dict, rows: np.ndarray) -> float:
+    """The share of the decisions `rows` (a boolean mask) where the policy's top action is the teacher's."""
+    import torch
+
+    with torch.no_grad():
+        obs, masks = torch.as_tensor(data["obs"][rows]), torch.as_tensor(data["masks"][rows])
+        return (agent.masked_logits(obs, masks).argmax(-1).numpy() == data["actions"][rows]).mean()
 
 
 class ReadsFeatures:

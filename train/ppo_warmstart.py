@@ -164,7 +164,8 @@ def fit(agent, optimizer, args, data: dict, targets=None) -> float:
     `data` holds the columns a teacher collector returns (obs, masks, actions, rewards, dones,
     next_index, critic_in); `targets` [n, num_actions], rows summing to 1 over legal actions, replace
     the one-hot of the teacher's move (soft targets, `train/ppo_search.py`). Either way
-    `args.imitation_smoothing` of each target is spread over the legal actions. Reads args'
+    `args.imitation_smoothing` of each target is spread over the legal actions. An optional column
+    ``weights`` [n] weighs each decision's policy loss (a minibatch's weighted mean). Reads args'
     imitation_epochs, imitation_smoothing, gamma, vf_coef, max_grad_norm, seed and critic."""
     import torch
 
@@ -173,6 +174,7 @@ def fit(agent, optimizer, args, data: dict, targets=None) -> float:
     critic_in = torch.as_tensor(data["critic_in"]) if args.critic == "global" else obs
     actions, returns = torch.as_tensor(data["actions"]), torch.as_tensor(returns)
     n = len(actions)
+    weights = torch.as_tensor(data["weights"], dtype=torch.float32) if "weights" in data else None
     shuffle = torch.Generator().manual_seed(args.seed)
     for epoch in range(args.imitation_epochs):
         for mb in torch.randperm(n, generator=shuffle).split(1024):
@@ -182,7 +184,8 @@ def fit(agent, optimizer, args, data: dict, targets=None) -> float:
             target = (1 - args.imitation_smoothing) * base
             target = target + args.imitation_smoothing * legal / legal.sum(-1, keepdim=True)
             # cross-entropy with the smoothed heuristic; illegal actions have target 0
-            policy_loss = -(target * logp.where(masks[mb], torch.zeros_like(logp))).sum(-1).mean()
+            per_row = -(target * logp.where(masks[mb], torch.zeros_like(logp))).sum(-1)
+            policy_loss = per_row.mean() if weights is None else (weights[mb] * per_row).sum() / weights[mb].sum()
             value_loss = 0.5 * ((agent.get_value(critic_in[mb]) - returns[mb]) ** 2).mean()
             optimizer.zero_grad()
             (policy_loss + args.vf_coef * value_loss).backward()
