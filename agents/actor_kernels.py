@@ -146,6 +146,19 @@ def _nonzero_inputs(X, std, rows, S):
     return m
 
 
+@njit(cache=True, error_model="numpy")
+def _legal_outputs(v, m, table, rows, mask, out):
+    """The last layer at the legal outputs only (mask != 0), each out[k] summed as `_add_rows`
+    sums it (from its bias in out[k], input order, no fused multiply-add): the same bits. A
+    greedy move needs no other logit, and most of a big action space is illegal at any time."""
+    for k in range(mask.shape[0]):
+        if mask[k] != 0:
+            y = out[k]
+            for i in range(m):
+                y = y + v[i] * table[rows[i], k]
+            out[k] = y
+
+
 # numpy's error model: a division by zero gives inf, not a raise. No divisor here is zero (std > 0,
 # 1 + e >= 1), and without the check the loops over a layer's outputs vectorise, tanh included.
 @njit(cache=True, error_model="numpy")
@@ -159,6 +172,14 @@ def actor_logits(x, table, dims, out):
     scaled by the normaliser: most inputs of a view are zero (two thirds of Ma's Jong's). Four
     rows at a time share each weight load. Vectorised across a layer's outputs only, which
     changes no rounding."""
+    _forward(x, table, dims, out, np.zeros((0, 0), np.int8))
+
+
+@njit(cache=True, error_model="numpy")
+def _forward(x, table, dims, out, mask):
+    """`actor_logits`; given a mask [N, actions] (not [0, 0]), a row whose legal moves are few
+    (at most one in 8 of the last layer's outputs) gets its legal logits only, the same bits,
+    and the rest of its row in `out` is left unset."""
     n_in, h1, h2, na = dims[0], dims[1], dims[2], dims[3]
     std, at2 = table[1], 2 + n_in + 1
     at3 = at2 + h1 + 1
@@ -168,7 +189,14 @@ def actor_logits(x, table, dims, out):
     wide = min(table.shape[1], (na + 15) // 16 * 16)
     S = np.empty((4, n_in), np.float32)
     A, C, D = np.empty((4, h1), np.float32), np.empty((4, h2), np.float32), np.empty((4, wide), np.float32)
-    n_rows, t = x.shape[0], 0
+    masked, n_rows, t = mask.shape[0] > 0, x.shape[0], 0
+    few = np.zeros(n_rows, np.bool_)
+    if masked:
+        for r in range(n_rows):
+            legal = 0
+            for k in range(na):
+                legal += mask[r, k] != 0
+            few[r] = legal * 8 <= wide
     while t + 4 <= n_rows:
         m = _nonzero_inputs(x[t:t + 4], std, first, S)
         for r in range(4):
@@ -183,7 +211,11 @@ def actor_logits(x, table, dims, out):
         for r in range(4):
             for k in range(h2):
                 C[r, k] = _tanh(C[r, k])
-        _add_rows4(C, h2, table, last, D)
+        if few[t] and few[t + 1] and few[t + 2] and few[t + 3]:
+            for r in range(4):
+                _legal_outputs(C[r], h2, table, last, mask[t + r], D[r])
+        else:
+            _add_rows4(C, h2, table, last, D)
         out[t:t + 4, :] = D[:, :na]
         t += 4
     a, c, d = A[0], C[0], D[0]
@@ -198,15 +230,19 @@ def actor_logits(x, table, dims, out):
         _add_rows(a, h1, table, hidden, c)
         for k in range(h2):
             c[k] = _tanh(c[k])
-        _add_rows(c, h2, table, last, d)
+        if few[t]:
+            _legal_outputs(c, h2, table, last, mask[t], d)
+        else:
+            _add_rows(c, h2, table, last, d)
         out[t, :] = d[:na]
 
 
 @njit(cache=True)
 def greedy_moves(x, mask, table, dims, out, moves):
-    """`actor_logits` into `out`, then each row's first most probable legal move into `moves`
-    (np.argmax's choice over the legal logits, a NaN first); -1 where no move is legal."""
-    actor_logits(x, table, dims, out)
+    """The actor's legal logits into `out` (`actor_logits`' bits; a row with few legal moves gets
+    only those), then each row's first most probable legal move into `moves` (np.argmax's choice
+    over the legal logits, a NaN first); -1 where no move is legal."""
+    _forward(x, table, dims, out, mask)
     for t in range(x.shape[0]):
         best = -1
         for k in range(out.shape[1]):

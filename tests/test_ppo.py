@@ -831,6 +831,31 @@ def test_the_compiled_tanh_is_tanh_to_float32_rounding():
     assert out[-3:].tolist() == [1.0, 1.0, -1.0] and np.all(np.abs(out) <= 1)
 
 
+def test_greedy_moves_compute_the_legal_logits_only_and_get_the_same_bits():
+    """A row with few legal moves gets only their logits in the last layer: each the same bits as
+    the full layer's, so the greedy move is the same, alone or four rows at a time."""
+    from agents.actor_kernels import actor_logits, greedy_moves, layer_table
+
+    rng = np.random.default_rng(5)
+    n_in, hidden, actions = 40, 32, 390
+    weights = [rng.normal(0, 0.3, (n_in, hidden)), rng.normal(0, 0.3, (hidden, hidden)), rng.normal(0, 0.3, (hidden, actions))]
+    biases = [rng.normal(0, 0.1, hidden), rng.normal(0, 0.1, hidden), rng.normal(0, 0.1, actions)]
+    table, dims = layer_table(rng.normal(0, 1, n_in), rng.uniform(0.5, 2, n_in), weights, biases)
+    x = (rng.normal(0, 1, (23, n_in)) * (rng.random((23, n_in)) < 0.4)).astype(np.float32)
+    mask = np.zeros((23, actions), np.int8)
+    for r in range(23):  # from one legal move to all of them, so both last layers run, in blocks of 4 and alone
+        mask[r, rng.choice(actions, size=[1, 2, 5, 48, 49, 390][r % 6], replace=False)] = 1
+    full = np.empty((23, actions), np.float32)
+    actor_logits(x, table, dims, full)
+    for rows in (slice(0, 23), slice(0, 4), slice(3, 4), slice(12, 23)):
+        out, moves = np.empty((len(x[rows]), actions), np.float32), np.empty(len(x[rows]), np.int64)
+        greedy_moves(x[rows], mask[rows], table, dims, out, moves)
+        legal = mask[rows] != 0
+        assert np.array_equal(out[legal].view(np.int32), full[rows][legal].view(np.int32))
+        want = [int(np.flatnonzero(m)[np.argmax(f[m != 0])]) for f, m in zip(full[rows], mask[rows])]
+        assert moves.tolist() == want
+
+
 def test_act_and_act_batch_refuse_an_empty_or_misshapen_mask_in_one_line():
     bot = PPOAgent.for_game("neu", 4)
     obs, mask = np.zeros((2, bot._obs_size), np.float32), np.zeros((2, envs.info("neu", 4).num_actions), np.int8)
