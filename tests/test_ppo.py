@@ -885,7 +885,8 @@ def test_shipped_commands_still_parse_to_the_recorded_arguments(path: Path):
     if "run_dir" in recorded:  # files trained before --out was the run folder's flag
         recorded["out"] = os.path.join(recorded.pop("run_dir"), recorded.pop("run_name"))
     assert {k: recorded.get(k, v) for k, v in args.items()} == args  # every argument the command sets, as recorded
-    added_since = {"features", "hint", "win_bonus", "overwrite", "kl_clone", "kl_clone_final", "rules", "engine"}
+    added_since = {"features", "hint", "win_bonus", "overwrite", "kl_clone", "kl_clone_final", "rules", "engine",
+                   "departure_weight"}
     assert set(args) - set(recorded) <= added_since  # options added since, at their defaults
 
 
