@@ -366,3 +366,17 @@ def test_the_teachers_departures_from_the_heuristic_weigh_more_when_asked(tmp_pa
         assert "on 30.0% of them" in line
         followed[w] = line.split("teacher's move on ")[1]
     assert followed[1.0].startswith("0.0%") and followed[5.0].startswith("100.0%"), followed
+
+
+def test_steps_0_distils_only_and_final_pt_is_the_clone(tmp_path, capsys):
+    # No PPO update: the clone is written as update 0's checkpoint and as final.pt, and nothing else is played.
+    net = main(tiny(tmp_path, "a", steps=0))
+    assert "--steps 0: no update" in capsys.readouterr().out
+    final = torch.load(tmp_path / "a" / "final.pt", weights_only=True)
+    ckpt = torch.load(tmp_path / "a" / "checkpoint.pt", weights_only=True)
+    assert ckpt["meta"]["update"] == 0 and (tmp_path / "a" / "progress.csv").read_text().count("\n") <= 1
+    assert all(torch.equal(v, final["model"][k]) for k, v in ckpt["model"].items())
+    assert all(torch.equal(v, final["model"][k]) for k, v in weights(net).items())
+    # a run with no warm start has nothing to do at --steps 0
+    with pytest.raises(ValueError, match="--steps 0 plays no update"):
+        ppo.main(ppo.Args(game="neu", players=3, steps=0, out=str(tmp_path / "b")))

@@ -75,7 +75,7 @@ PROGRESS_LABELS = ("progress bar: sps = env steps per second; ret = the learner'
 class Args:
     game: str = field(default="neu", metadata={"help": "which game"})
     players: int = field(default=4, metadata={"help": "number of players"})
-    steps: int = field(default=2_000_000, metadata={"help": "env agent-steps (all seats) to play, rounded down to whole rollouts (at least one); the updates are then counted from the steps the rollouts really play, so the run ends at or below it"})
+    steps: int = field(default=2_000_000, metadata={"help": "env agent-steps (all seats) to play, rounded down to whole rollouts (at least one); the updates are then counted from the steps the rollouts really play, so the run ends at or below it; 0: the warm start alone (a teacher's clone)"})
     seed: int = field(default=0, metadata={"help": "seed for everything (runs are reproducible on CPU)"})
     critic: str = field(default="plain", metadata={"help": "plain: the value reads the observation; global: also env.state()", "choices": ("plain", "global")})
     # rollouts
@@ -106,7 +106,7 @@ class Args:
 
 
 # Counts and numbers: (low, high) bounds, so that a typo fails at once and memory cannot explode.
-INT_BOUNDS = {"steps": (1, 10**12), "seed": (0, 2**32 - 1), "workers": (0, 64),
+INT_BOUNDS = {"steps": (0, 10**12), "seed": (0, 2**32 - 1), "workers": (0, 64),
               "num_envs": (1, 4096), "rollout_steps": (1, MAX_ROLLOUT), "num_minibatches": (1, 4096),
               "update_epochs": (1, 100), "hidden": (1, MAX_HIDDEN)}
 # name: (low, high, low is allowed)
@@ -122,6 +122,9 @@ def check_args(args: Args, variant: "Variant | None" = None) -> None:
     if args.game not in envs.available_games():
         raise ValueError(f"unknown game {args.game!r}; valid games: {', '.join(envs.available_games())}")
     check_numbers(args, INT_BOUNDS, FLOAT_BOUNDS)
+    if args.steps == 0 and variant.warm_start is None:
+        raise ValueError("--steps 0 plays no update: it is for a run that only distils a teacher (train.ppo_warmstart "
+                         "--imitation-steps N, train.ppo_search), whose clone is then final.pt")
     envs.info(args.game, args.players, **variant.rules)  # ValueError names the valid player range or rule
     if args.engine == "vector" and not uses_vector_env(RolloutConfig.of(args, variant, 1.0)):
         raise ValueError("--engine vector needs a policy that reads the plain observation and a game with a "
@@ -302,7 +305,7 @@ class Plan:
 
     def __init__(self, args, batched: bool, done: int = 0, played: int = 0) -> None:
         self.steps, self.rollout_steps, self.batched = args.steps, args.rollout_steps, batched
-        self.num_updates = max(1, args.steps // args.rollout_steps)
+        self.num_updates = max(1, args.steps // args.rollout_steps) if args.steps else 0  # 0: the warm start alone
         self.played, self.said = played, self.num_updates  # said: the count last stated (at start-up first)
         if done:
             self.record(done, 0)
@@ -311,7 +314,7 @@ class Plan:
     def record(self, update: int, env_steps: int) -> bool:
         """Count an update's steps; True when the plan moved by a tenth or more since it was last said."""
         self.played += env_steps
-        if self.played:
+        if self.played and self.steps:
             self.num_updates = max(1, update, self.steps * update // self.played)
         if abs(self.num_updates - self.said) * 10 < self.said:
             return False
@@ -319,6 +322,8 @@ class Plan:
         return True
 
     def __str__(self) -> str:
+        if not self.steps:
+            return "--steps 0: no update; the run ends after the warm start, and final.pt is its clone"
         if self.batched:
             return (f"--steps {self.steps:,}: each update plays whole games on every table, --rollout-steps "
                     f"{self.rollout_steps:,} or more, so updates are counted from the steps played: about "
