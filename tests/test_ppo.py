@@ -489,6 +489,9 @@ def test_shipped_checkpoints(path: Path):
     assert made_by == sidecar["made_by"] and made_by["steps"] == sidecar["env_steps"]
     if sidecar["reproduce"].startswith("python -m train.expert_iteration "):
         assert made_by["command"].startswith("python -m train.ppo_search ") and made_by["teacher"] == sidecar["args"]["teacher"]
+    elif sidecar["reproduce"].startswith("python -m train.ppo_search "):  # a teacher's decisions read from a file in the repository
+        assert made_by["command"] == sidecar["reproduce"] and (Path(__file__).parents[1] / sidecar["args"]["teacher_data"]).is_file()
+        assert made_by["teacher"] == f"{sidecar['args']['teacher']} (decisions read from {sidecar['args']['teacher_data']})"
     else:
         assert made_by["command"] == sidecar["reproduce"]
         assert made_by["teacher"] == ("heuristic" if sidecar["args"].get("imitation_steps") else "")
@@ -502,7 +505,8 @@ def test_shipped_checkpoints(path: Path):
         (["--game", "chess"], "invalid choice: 'chess'"),
         (["--players", "99"], "num_players must be from 2 to 7"),
         (["--critic", "oracle"], "invalid choice: 'oracle'"),
-        (["--steps", "0"], "--steps must be a whole number from 1 to"),
+        (["--steps", "0"], "--steps 0 plays no update: it is for a run that only distils a teacher"),
+        (["--steps", "-1"], "--steps must be a whole number from 0 to"),
         (["--imitation-steps", "-5"], "--imitation-steps must be a whole number from 0 to 2,000,000"),
         (["--imitation-smoothing", "1.5"], "--imitation-smoothing must be in [0, 1)"),
         (["--imitation-smoothing", "nan"], "--imitation-smoothing must be in [0, 1)"),
@@ -526,7 +530,7 @@ def test_shipped_checkpoints(path: Path):
         (["--seed", "-1"], "--seed must be a whole number from 0 to"),
         (["--rollout-steps", "1000000000000"], "--rollout-steps must be a whole number from 1 to 1,000,000"),
         (["--rollout-steps", "1e12"], "--rollout-steps must be a whole number from 1 to 1,000,000"),
-        (["--steps", "1e15"], "--steps must be a whole number from 1 to"),
+        (["--steps", "1e15"], "--steps must be a whole number from 0 to"),
         (["--num-envs", "100000"], "--num-envs must be a whole number from 1 to 4,096"),
         (["--workers", "-1"], "--workers must be a whole number from 0 to 64"),
         (["--workers", "1000"], "--workers must be a whole number from 0 to 64"),
@@ -875,11 +879,11 @@ def test_shipped_commands_still_parse_to_the_recorded_arguments(path: Path):
 
     sidecar = json.loads(path.read_text())
     words = shlex.split(sidecar["reproduce"])
-    modules = ("train.ppo", "train.ppo_warmstart", "train.ppo_features", "train.expert_iteration")
+    modules = ("train.ppo", "train.ppo_warmstart", "train.ppo_features", "train.expert_iteration", "train.ppo_search")
     assert words[:2] == ["python", "-m"] and words[2] in modules
-    from train import expert_iteration, ppo_features
+    from train import expert_iteration, ppo_features, ppo_search
 
-    module = dict(zip(modules, (ppo, ppo_warmstart, ppo_features, expert_iteration)))[words[2]]
+    module = dict(zip(modules, (ppo, ppo_warmstart, ppo_features, expert_iteration, ppo_search)))[words[2]]
     args = dataclasses.asdict(module.parse_args(words[3:]))
     recorded = {{"num_workers": "workers"}.get(k, k): v for k, v in sidecar["args"].items()}
     if "run_dir" in recorded:  # files trained before --out was the run folder's flag
@@ -976,16 +980,24 @@ def test_ma_jongs_features_and_hint_reach_the_compiled_actor_as_the_readable_inp
         assert many.act_batch(obs, masks, seats).tolist() == [one.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)]
 
 
-@pytest.mark.parametrize("batched", [False, True])
-def test_the_update_count_follows_the_steps_rollouts_really_play(batched):
-    # Ma's Jong's AEC rollouts play about twice --rollout-steps: the run must still end at or below --steps,
-    # and a plan rebuilt on resume from (update, steps played) must be the one a run never stopped holds.
+def test_the_update_count_follows_the_steps_batched_rollouts_play_and_aec_runs_say_how_far_they_go():
+    # Rollouts of about twice --rollout-steps (Ma's Jong's): on the batched engine the run still ends at or
+    # below --steps, and a plan rebuilt on resume from (update, steps played) is the one a run never stopped
+    # holds. On AEC tables the count stays fixed (a shipped command trains the same network again), and the
+    # run says after its first update what --steps will really play.
     args = SimpleNamespace(steps=100_000, rollout_steps=1_000)
-    plan, played, update = Plan(args, batched), 0, 0
+    plan, played, update = Plan(args, True), 0, 0
     assert plan.num_updates == 100
     while update < plan.num_updates:
         update += 1
         plan.record(update, 2_000 + 37 * (update % 3))
         played += 2_000 + 37 * (update % 3)
-        assert Plan(args, batched, done=update, played=played).num_updates == plan.num_updates
+        assert Plan(args, True, done=update, played=played).num_updates == plan.num_updates
     assert played <= args.steps < played + 2_100 and update == plan.num_updates < 55
+    aec = Plan(args, False)
+    aec.record(1, 2_000)
+    assert aec.num_updates == 100 and Plan(args, False, done=1, played=2_000).num_updates == 100
+    assert aec.overshoot(2_000) == ("update 1 played 2,000 env steps, 2.0x --rollout-steps (each rollout finishes its "
+                                    "tables' games): --steps 100,000 will play about 200,000; for about 100,000, give "
+                                    "--steps 50,000 (or fewer --num-envs)")
+    assert aec.overshoot(1_100) is None and plan.overshoot(2_000) is None

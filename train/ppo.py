@@ -75,7 +75,7 @@ PROGRESS_LABELS = ("progress bar: sps = env steps per second; ret = the learner'
 class Args:
     game: str = field(default="neu", metadata={"help": "which game"})
     players: int = field(default=4, metadata={"help": "number of players"})
-    steps: int = field(default=2_000_000, metadata={"help": "env agent-steps (all seats) to play, rounded down to whole rollouts (at least one); the updates are then counted from the steps the rollouts really play, so the run ends at or below it; 0: the warm start alone (a teacher's clone)"})
+    steps: int = field(default=2_000_000, metadata={"help": "env agent-steps (all seats) to play, rounded down to whole rollouts (at least one); on the batched engine the updates are counted from the steps its rollouts really play; 0: the warm start alone (a teacher's clone)"})
     seed: int = field(default=0, metadata={"help": "seed for everything (runs are reproducible on CPU)"})
     critic: str = field(default="plain", metadata={"help": "plain: the value reads the observation; global: also env.state()", "choices": ("plain", "global")})
     # rollouts
@@ -296,25 +296,26 @@ def open_collector(args, config: RolloutConfig, worker_class: type = RolloutWork
 
 
 class Plan:
-    """How many updates --steps buys. Each rollout finishes the games it started, so it plays
-    --rollout-steps or more: a little more on AEC tables in short games, twice as much in Ma's Jong,
-    several times on the batched engine (a game on every table). The count starts at
-    steps // rollout_steps and then follows the steps the rollouts really played, re-estimated
-    after each update, so the run ends at or below --steps. It depends only on the update and the
-    steps played so far, so a resumed run counts as one never stopped."""
+    """How many updates --steps buys. An AEC rollout stops once its tables have played
+    --rollout-steps and their games end, so that is steps // rollout_steps, fixed (a shipped
+    checkpoint's command trains the same network again); where the games are long the run says,
+    after its first update, how far past --steps that count goes (`overshoot`). The batched
+    engine finishes a game on every table in each rollout, which may be several times
+    --rollout-steps (long games, many tables): there the count follows the steps the rollouts
+    really played, re-estimated after each update, so the run ends at or below --steps."""
 
     def __init__(self, args, batched: bool, done: int = 0, played: int = 0) -> None:
         self.steps, self.rollout_steps, self.batched = args.steps, args.rollout_steps, batched
         self.num_updates = max(1, args.steps // args.rollout_steps) if args.steps else 0  # 0: the warm start alone
         self.played, self.said = played, self.num_updates  # said: the count last stated (at start-up first)
-        if done:
+        if batched and done:
             self.record(done, 0)
         self.said = self.num_updates
 
     def record(self, update: int, env_steps: int) -> bool:
         """Count an update's steps; True when the plan moved by a tenth or more since it was last said."""
         self.played += env_steps
-        if self.played and self.steps:
+        if self.batched and self.played:
             self.num_updates = max(1, update, self.steps * update // self.played)
         if abs(self.num_updates - self.said) * 10 < self.said:
             return False
@@ -330,9 +331,18 @@ class Plan:
                     f"{self.num_updates} update(s) for now, re-estimated after each one, ending at or below "
                     f"{self.steps:,} env steps (at least one update)")
         return (f"--steps {self.steps:,} is {self.num_updates} update(s) of --rollout-steps {self.rollout_steps:,} = "
-                f"{self.num_updates * self.rollout_steps:,} env steps (rounded down to whole rollouts, at least one); "
-                "each rollout finishes its games, so the count follows the steps played, re-estimated after each "
-                f"update, ending at or below {self.steps:,} env steps")
+                f"{self.num_updates * self.rollout_steps:,} env steps (rounded down to whole rollouts, at least one; "
+                "each rollout plays whole games, so it overshoots a little)")
+
+    def overshoot(self, env_steps: int) -> str | None:
+        """After an AEC run's first update (`env_steps` played): a warning when its rollouts play a
+        quarter or more past --rollout-steps, with the total that --steps will really play."""
+        if self.batched or not self.steps or env_steps * 4 < self.rollout_steps * 5:
+            return None
+        ratio = env_steps / self.rollout_steps
+        return (f"update 1 played {env_steps:,} env steps, {ratio:.1f}x --rollout-steps (each rollout finishes its "
+                f"tables' games): --steps {self.steps:,} will play about {self.num_updates * env_steps:,}; for about "
+                f"{self.steps:,}, give --steps {int(self.steps / ratio):,} (or fewer --num-envs)")
 
 
 def ppo_update(agent: ActorCritic, optimizer, batch: dict, args, update: int, num_updates: int,
@@ -473,6 +483,8 @@ def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
             t_rollout = time.time() - t0
             stats = ppo_update(agent, optimizer, batch, args, update, plan.num_updates, variant.penalty, pool)
             pool = grown_pool(pool, rollout_policy, batch)
+            if update == 1 and plan.overshoot(batch["env_steps"]):
+                log.say(plan.overshoot(batch["env_steps"]))
             if plan.record(update, batch["env_steps"]):
                 log.say(f"update {update} played {batch['env_steps']:,} env steps: now {plan.num_updates} update(s) in all")
                 log.retotal(global_step + (plan.num_updates - update) * batch["env_steps"])
