@@ -54,7 +54,9 @@ def layer_table(mean: np.ndarray, std: np.ndarray, weights: list, biases: list) 
     (``weights[i]``: one row per input) and its bias, zero-padded to the widest size rounded up to
     16 columns (whole vectors); and the sizes [inputs, hidden, hidden, outputs]. The first layer's
     bias row holds instead the layer's value at input 0, bias + sum_j (-mean_j / std_j) * row j,
-    summed exactly (`math.fsum`) and rounded once, so that a row adds only its nonzero inputs."""
+    summed exactly (`math.fsum`) and rounded once, so that a row adds only its nonzero inputs.
+    Last, the last layer's weight again, transposed (one row per action): a greedy move reads
+    its legal actions' weights there, each in one run of memory (`_legal_outputs`)."""
     rows = [np.asarray(mean, np.float32)[None], np.asarray(std, np.float32)[None]]
     for w, b in zip(weights, biases):
         rows += [np.asarray(w, np.float32), np.asarray(b, np.float32)[None]]
@@ -62,6 +64,7 @@ def layer_table(mean: np.ndarray, std: np.ndarray, weights: list, biases: list) 
     shift = -rows[0][0].astype(np.float64) / rows[1][0].astype(np.float64)  # the normalised input at x = 0
     rows[3] = np.array([[math.fsum([bias[k], *(shift * weight[:, k])]) for k in range(weight.shape[1])]], np.float32)
     dims = np.array([rows[2].shape[0], rows[2].shape[1], rows[4].shape[1], rows[6].shape[1]], np.int64)
+    rows.append(np.ascontiguousarray(rows[6].T))
     table = np.zeros((sum(len(r) for r in rows), -(-int(dims.max()) // 16) * 16), np.float32)
     at = 0
     for r in rows:
@@ -147,15 +150,16 @@ def _nonzero_inputs(X, std, rows, S):
 
 
 @njit(cache=True, error_model="numpy")
-def _legal_outputs(v, m, table, rows, mask, out):
+def _legal_outputs(v, m, table, start, mask, out):
     """The last layer at the legal outputs only (mask != 0), each out[k] summed as `_add_rows`
     sums it (from its bias in out[k], input order, no fused multiply-add): the same bits. A
-    greedy move needs no other logit, and most of a big action space is illegal at any time."""
+    greedy move needs no other logit, and most of a big action space is illegal at any time.
+    Output k's weights are row start + k of the table (the transposed copy, `layer_table`)."""
     for k in range(mask.shape[0]):
         if mask[k] != 0:
-            y = out[k]
+            y, w = out[k], table[start + k]
             for i in range(m):
-                y = y + v[i] * table[rows[i], k]
+                y = y + v[i] * w[i]
             out[k] = y
 
 
@@ -213,7 +217,7 @@ def _forward(x, table, dims, out, mask):
                 C[r, k] = _tanh(C[r, k])
         if few[t] and few[t + 1] and few[t + 2] and few[t + 3]:
             for r in range(4):
-                _legal_outputs(C[r], h2, table, last, mask[t + r], D[r])
+                _legal_outputs(C[r], h2, table, at3 + h2 + 1, mask[t + r], D[r])
         else:
             _add_rows4(C, h2, table, last, D)
         out[t:t + 4, :] = D[:, :na]
@@ -231,7 +235,7 @@ def _forward(x, table, dims, out, mask):
         for k in range(h2):
             c[k] = _tanh(c[k])
         if few[t]:
-            _legal_outputs(c, h2, table, last, mask[t], d)
+            _legal_outputs(c, h2, table, at3 + h2 + 1, mask[t], d)
         else:
             _add_rows(c, h2, table, last, d)
         out[t, :] = d[:na]
