@@ -193,9 +193,9 @@ def _forward(x, table, dims, out, mask):
     wide = min(table.shape[1], (na + 15) // 16 * 16)
     S = np.empty((4, n_in), np.float32)
     A, C, D = np.empty((4, h1), np.float32), np.empty((4, h2), np.float32), np.empty((4, wide), np.float32)
-    masked, n_rows, t = mask.shape[0] > 0, x.shape[0], 0
+    n_rows, t = x.shape[0], 0
     few = np.zeros(n_rows, np.bool_)
-    if masked:
+    if mask.shape[0] > 0:
         for r in range(n_rows):
             legal = 0
             for k in range(na):

@@ -483,8 +483,8 @@ def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
             t_rollout = time.time() - t0
             stats = ppo_update(agent, optimizer, batch, args, update, plan.num_updates, variant.penalty, pool)
             pool = grown_pool(pool, rollout_policy, batch)
-            if update == 1 and plan.overshoot(batch["env_steps"]):
-                log.say(plan.overshoot(batch["env_steps"]))
+            if update == 1 and (warning := plan.overshoot(batch["env_steps"])):
+                log.say(warning)
             if plan.record(update, batch["env_steps"]):
                 log.say(f"update {update} played {batch['env_steps']:,} env steps: now {plan.num_updates} update(s) in all")
                 log.retotal(global_step + (plan.num_updates - update) * batch["env_steps"])

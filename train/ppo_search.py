@@ -216,11 +216,11 @@ def distil(agent, optimizer, args: Args, open_collector, say=print, variant_of=N
     targets = soft_targets(data, args.soft_targets, args.value_temperature)
     import envs
 
-    size = envs.info(args.game, args.players, **ppo_warmstart.parse_rules(args.rules)).obs_size
-    moves = heuristic_moves(args.game, args.players, data["obs"][:, :size], data["masks"])  # the view: obs_size columns
+    view = data["obs"][:, :envs.info(args.game, args.players, **ppo_warmstart.parse_rules(args.rules)).obs_size]
+    moves = heuristic_moves(args.game, args.players, view, data["masks"])
     departs = moves != data["actions"]  # where the teacher leaves the heuristic's move
     if args.hint:
-        data = {**data, "obs": with_hint(args.game, args.players, data["obs"], data["obs"][:, :size], data["masks"], moves)}
+        data = {**data, "obs": with_hint(args.game, args.players, data["obs"], view, data["masks"], moves)}
     if args.departure_weight != 1:
         data = {**data, "weights": np.where(departs, np.float32(args.departure_weight), np.float32(1))}
     agree = (fit or ppo_warmstart.fit)(agent, optimizer, args, data, targets)
