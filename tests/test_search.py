@@ -147,6 +147,28 @@ def test_the_ladder_can_seat_the_agent_in_every_seat_of_a_deal():
     assert every["difference"]["mean"] < 0 and len(every["differences"]) == 4
 
 
+def test_the_ladder_times_the_first_decision_apart():
+    """The first decision with a choice pays for one-time loading: it is recorded apart, and the
+    per-decision times are those of the rest (a first move that sleeps 0.2 s shows only there)."""
+    from experiments.search_ladder import Timed
+
+    class SlowStart:
+        def __init__(self):
+            self.inner, self.choices = make_agent("heuristic", "neu", 4, seed=0), 0
+
+        def act(self, observation):
+            if np.count_nonzero(observation["action_mask"]) > 1:
+                self.choices += 1
+                if self.choices == 1:
+                    time.sleep(0.2)
+            return self.inner.act(observation)
+
+    timed = Timed(SlowStart())
+    play_game(envs.make("neu", num_players=4), [timed] + [make_agent("heuristic", "neu", 4, seed=s) for s in (1, 2, 3)], seed=3)
+    assert timed.first is not None and timed.first[0] >= 0.2
+    assert timed.decisions == timed.agent.choices - 1 > 0 and timed.seconds < 0.2
+
+
 def test_random_rollouts_keep_common_random_numbers():
     """With a policy that draws per row (the random agent), the same move twice scores the same."""
     e = next(_decisions("deadfall", 2, 1))
