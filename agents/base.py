@@ -17,10 +17,12 @@ what lets tournaments and training run on the batched engines
 The method is optional. `can_act_batch(agent)` says whether an agent has it;
 tools that run games in batches use it when every agent at a table can, and
 take the one-move-at-a-time path (``act`` on AEC envs) otherwise, so an agent
-without it works everywhere. A subclass of a built-in agent that changes how
-it decides (overrides a method the decision uses) loses the inherited
-``act_batch`` (it is ``None`` there), because the compiled kernel would not
-know the change.
+without it works everywhere. A compiled kernel plays only for the exact code
+it was compiled from: a subclass of a built-in heuristic that changes how it
+decides (overrides a method the decision uses) loses the inherited
+``act_batch`` (it is ``None`` there) but keeps one it defines, and an instance
+with a method set on it (``bot.act = f``) plays that method, row by row
+(`agents.heuristic.batch`).
 
 Agents that draw random numbers or keep memory per game keep it per batch
 row, with two more optional hooks:

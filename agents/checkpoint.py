@@ -29,8 +29,8 @@ any tensor is read, the file's index and its pickle (at most `MAX_PICKLE`
 bytes, read with stand-ins for the tensors) are checked: a compressed member
 (``torch.save`` never compresses), a top-level key outside the format's, and
 tensor data that does not match what the pickle declares or exceeds what the
-header's network can hold (`tensor_budget`: the model and an Adam state, at
-8 bytes a number) are refused unread. So loading costs at most about that
+header's network can hold (`tensor_budget`: the model, an Adam state and a
+resumable run's opponent pool, at 8 bytes a number) are refused unread. So loading costs at most about that
 budget in memory, never what a hostile file would decompress to. Numbers that are finite but
 unusable are refused too: a normaliser's std below `MIN_STD` (dividing by it
 overflows), weights beyond `MAX_WEIGHT` (trained networks stay below 1) and,
@@ -58,6 +58,9 @@ if TYPE_CHECKING:
 CHECKPOINT_FORMAT = "cardzoo-ppo-1"
 MAX_HIDDEN = 4096  # the shipped networks use 128-256; a larger header is damage or a trap
 HEADER = ("game", "num_players", "obs_size", "num_actions", "critic_size", "hidden", "model")
+# A resumable checkpoint's meta["pool"]: at most this many frozen copies of the network (train.ppo's
+# opponent pool, the first snapshot and the most recent ones).
+POOL_SNAPSHOTS = 9
 MIN_STD, MAX_STD = 1e-8, 1e6  # a normaliser's std (trained ones: 0.05 to 40; measure_scales floors it at 1e-6)
 MAX_MEAN = 1e6  # a normaliser's mean (trained ones: below 50)
 MAX_WEIGHT = 1e4  # every weight and bias (trained ones: below 1)
@@ -118,10 +121,11 @@ class _Scan(pickle.Unpickler):
 
 
 def tensor_budget(shapes: dict) -> int:
-    """The most tensor bytes a checkpoint of this network may hold: the weights and an Adam state (three
-    copies) at 8 bytes a number, and 1 MB for the rest (the optimizer's step counts)."""
+    """The most tensor bytes a checkpoint of this network may hold: the weights, an Adam state (two
+    copies more) and a resumable run's opponent pool (`POOL_SNAPSHOTS` copies), at 8 bytes a
+    number, and 1 MB for the rest (the optimizer's step counts)."""
     numel = sum(math.prod(shape) for shape in shapes.values())
-    return 3 * 8 * numel + (1 << 20)
+    return (3 + POOL_SNAPSHOTS) * 8 * numel + (1 << 20)
 
 
 def _scan(path: Path) -> tuple[dict, dict, dict] | None:

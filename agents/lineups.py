@@ -142,12 +142,14 @@ FEATURES = {"not_your_mas_jong": mas_jong_features.tables}  # the features' tabl
 def _kind(agent: Any, game: str) -> int | None:
     """How `agent` chooses in compiled code, or None when it cannot."""
     from agents.base import RandomAgent, keeps_rows
-    from agents.heuristic.batch import KernelHeuristic
+    from agents.heuristic.batch import compiled_strategy, shadowed
 
+    if compiled_strategy(agent) and not keeps_rows(agent):
+        return HEURISTIC
+    if shadowed(agent):  # a method set on the instance: the agent's own code plays, from Python
+        return None
     if type(agent) is RandomAgent:
         return RANDOM
-    if isinstance(agent, KernelHeuristic) and callable(agent.play_kernel) and not keeps_rows(agent):
-        return HEURISTIC
     ppo = sys.modules.get("agents.ppo")  # never imported: no agent is a PPOAgent
     if ppo is not None and type(agent) is ppo.PPOAgent and agent.greedy and agent.net is not None:
         features = bool(agent._features is not None)

@@ -15,14 +15,24 @@ afterwards. Where that folder cannot be written (an installed copy), the cache g
 user's cache folder (``$XDG_CACHE_HOME`` or ``~/.cache``, then ``cardzoo/numba``). A
 ``NUMBA_CACHE_DIR`` set in the environment is used as the parent instead. When a new cache is
 made in one of the project's own folders, those of other sources untouched for a week are
-removed.
+removed (real folders inside that cache only: never through a link).
+
+Where no keyed folder can be made (``.numba-cache`` is a file, ``NUMBA_CACHE_DIR`` names a folder
+that cannot be created), `use()` says so once on stderr and points numba at an empty temporary
+folder, removed at exit: every kernel then compiles afresh in that process, and nothing stale is
+ever loaded from numba's own cache (which checks only each defining file's timestamp). The hash
+reads regular ``.py`` files only (an editor's dangling lock link such as ``.#bot.py`` is skipped)
+and never makes the import fail.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,7 +46,13 @@ def source_hash() -> str:
     digest = hashlib.sha256()
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
-            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+            try:
+                if not path.is_file():  # a dangling link, a folder named *.py, a pipe
+                    continue
+                text = path.read_bytes()
+            except OSError as error:  # unreadable: it still changes the key, and the import goes on
+                text = f"unreadable: {error.strerror}".encode()
+            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + text + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -52,17 +68,19 @@ def _parent() -> tuple[Path, bool]:
 
 def _prune(parent: Path, keep: Path) -> None:
     """Remove the caches of other sources (16 hex digits) that nothing has changed for `KEEP_SECONDS`."""
+    if parent.is_symlink():  # the cache's own folder only, never a link's target
+        return
     old = time.time() - KEEP_SECONDS
     for folder in parent.iterdir():
         name = folder.name
         if (folder != keep and len(name) == 16 and all(c in "0123456789abcdef" for c in name)
-                and folder.is_dir() and folder.stat().st_mtime < old):
+                and not folder.is_symlink() and folder.is_dir() and folder.stat().st_mtime < old):
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def use() -> Path | None:
-    """Point numba's cache at this source's folder (made if new) and return it; None, leaving
-    numba's own choice, where no such folder can be made (importing envs must not fail on it)."""
+def use() -> Path:
+    """Point numba's cache at this source's folder (made if new) and return it; where no such
+    folder can be made, at an empty temporary one (said once; importing envs must not fail on it)."""
     from numba import config
 
     parent, ours = _parent()
@@ -72,7 +90,10 @@ def use() -> Path | None:
             folder.mkdir(parents=True, exist_ok=True)
             if ours:
                 _prune(parent, folder)
-    except OSError:
-        return None
+    except OSError as error:
+        folder = Path(tempfile.mkdtemp(prefix="cardzoo-numba-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        print(f"cardzoo: cannot use the kernel cache {parent} ({error.strerror or error}); kernels compile afresh "
+              "in this process and are not kept", file=sys.stderr)
     config.CACHE_DIR = str(folder)
     return folder

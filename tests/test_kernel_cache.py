@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CALLER = """
@@ -38,11 +40,13 @@ def _copy(tmp_path: Path) -> Path:
     return tree
 
 
-def _run(tree: Path, **env) -> tuple[int, str]:
+def _run(tree: Path, stderr: list | None = None, **env) -> tuple[int, str]:
     environ = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     done = subprocess.run([sys.executable, "-c", RUN], cwd=tree, env={**environ, "PYTHONPATH": str(tree), **env},
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    if stderr is not None:
+        stderr.append(done.stderr)
     value, folder = done.stdout.split()
     return int(value), folder
 
@@ -75,9 +79,40 @@ def test_numba_cache_dir_is_the_parent_and_is_never_pruned(tmp_path):
     assert not mine.exists()
 
 
-def test_a_cache_folder_that_cannot_be_made_leaves_numba_its_own_and_envs_imports(tmp_path):
+@pytest.mark.parametrize("blocked_by", ["numba_cache_dir", "a_file_named_numba_cache"])
+def test_a_cache_folder_that_cannot_be_made_says_so_and_never_runs_stale_code(tmp_path, blocked_by):
+    """No keyed folder: kernels compile afresh (an empty temporary cache), never from numba's own
+    cache, which would keep the caller's old machine code after the callee's file changes."""
     tree = _copy(tmp_path)
-    blocked = tmp_path / "a_file"
-    blocked.write_text("not a folder")
-    value, folder = _run(tree, NUMBA_CACHE_DIR=str(blocked / "cache"))
-    assert value == 11 and folder == str(blocked / "cache")  # numba's setting as given: no hashed folder under it
+    env = {}
+    if blocked_by == "numba_cache_dir":
+        blocked = tmp_path / "a_file"
+        blocked.write_text("not a folder")
+        env["NUMBA_CACHE_DIR"] = str(blocked / "cache")
+    else:
+        (tree / ".numba-cache").write_text("not a folder")
+    said: list[str] = []
+    value, folder = _run(tree, said, **env)
+    assert value == 11 and "cannot use the kernel cache" in said[0] and said[0].count("\n") == 1
+    assert not Path(folder).exists()  # the temporary cache is gone at exit
+    (tree / "envs" / "probe_callee.py").write_text(CALLEE.format(value=20))
+    assert _run(tree, **env)[0] == 21
+
+
+def test_a_dangling_link_named_py_never_breaks_the_import(tmp_path):
+    tree = _copy(tmp_path)
+    (tree / "envs" / ".#mybot.py").symlink_to(tmp_path / "gone" / "mybot.py")  # an editor's lock link
+    (tree / "envs" / "folder.py").mkdir()
+    assert _run(tree)[0] == 11
+
+
+def test_a_linked_cache_folder_is_never_pruned_through_the_link(tmp_path):
+    tree = _copy(tmp_path)
+    target = tmp_path / "elsewhere"
+    stale = target / ("2" * 16)
+    stale.mkdir(parents=True)
+    os.utime(stale, (0, 0))
+    (tree / ".numba-cache").symlink_to(target, target_is_directory=True)
+    inside = tree / ".numba-cache" / ("3" * 16)
+    assert _run(tree)[0] == 11
+    assert stale.is_dir() and not inside.exists()

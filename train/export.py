@@ -26,9 +26,14 @@ import torch
 from agents.checkpoint import save_checkpoint
 
 
+def from_nothing(argv: list[str]) -> list[str]:
+    """A command's words without ``--resume``: the command that makes the run from nothing."""
+    return [a for a in argv if not (len(a) > 4 and "--resume".startswith(a))]  # argparse takes --resu too
+
+
 def export(checkpoint: dict, args, final: dict, csv_path: str, module: str = "train.ppo", command: str | None = None) -> list[str]:
     """Write the policy, its sidecar and its curve next to `args.export`; returns the paths written. The
-    sidecar's command is `command`, or this process's own when it runs `module`."""
+    sidecar's command is `command`, or this process's own (without ``--resume``) when it runs `module`."""
     save_checkpoint(checkpoint, args.export)
     run_as_command = os.path.basename(sys.argv[0]) == module.rsplit(".", 1)[-1] + ".py"
     stem = os.path.splitext(args.export)[0]
@@ -37,9 +42,9 @@ def export(checkpoint: dict, args, final: dict, csv_path: str, module: str = "tr
         "game": args.game,
         "num_players": args.players,
         "critic": args.critic,
-        "reproduce": command or (f"python -m {module} {shlex.join(sys.argv[1:])}" if run_as_command else None),
+        "reproduce": command or (f"python -m {module} {shlex.join(from_nothing(sys.argv[1:]))}" if run_as_command else None),
         "made_by": checkpoint.get("made_by"),
-        "args": dataclasses.asdict(args),
+        "args": {**dataclasses.asdict(args), **({"resume": False} if hasattr(args, "resume") else {})},
         "env_steps": final["global_step"],
         "wall_seconds": round(final["wall_seconds"], 1),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__}, {platform.platform()}",

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 import envs
-from agents.checkpoint import MAX_HIDDEN, make_checkpoint, save_checkpoint
+from agents.checkpoint import MAX_HIDDEN, POOL_SNAPSHOTS, make_checkpoint, save_checkpoint
 from train import cli
 from train.cli import check_numbers
 from train.rollout import RolloutConfig, RolloutWorker, RolloutWorkers, measure_scales
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from agents.network import ActorCritic
 
 SCALE_GAMES = 40  # random games that measure the observation and reward scales
-POOL_SIZE = 8  # most recent snapshots kept as opponents
+POOL_SIZE = POOL_SNAPSHOTS - 1  # most recent snapshots kept as opponents (and the first, untrained one)
 MAX_ROLLOUT = 1_000_000  # a rollout is held in memory: about 1-3 KB per transition
 PROGRESS_LABELS = ("progress bar: sps = env steps per second; ret = the learner's mean return per game against "
                    "opponents (score units); vs_h = its first-place rate against the heuristic in this update "
@@ -458,6 +458,12 @@ def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
     config = RolloutConfig.of(args, variant, scales["reward_scale"])
     collector, path = open_collector(args, config)
     plan = Plan(args, isinstance(collector, VectorRollout), start_update - 1, played)
+    if args.resume and start_update > plan.num_updates:  # said, instead of a "done" line as if it had trained
+        collector.close()
+        print(f"{variant.module}: nothing left to train: {run.path} already holds {start_update - 1} update(s), "
+              f"{global_step:,} env steps, of the {plan.num_updates} that --steps {args.steps:,} gives; give a larger "
+              "--steps to train on (final.pt is as it was)")
+        return agent
     log = RunLog(run, fresh=not args.resume, total=plan.num_updates * args.rollout_steps, initial=global_step)
     print(f"{variant.module}: {args.game}, {args.players} players, run folder {run.path}"
           f"{' (resumed at update ' + str(start_update) + ')' if args.resume else ''}\n  rollouts: {path}\n  {plan}\n"

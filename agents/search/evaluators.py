@@ -53,6 +53,7 @@ import numpy as np
 
 import envs
 from agents.base import RandomAgent, can_act_batch, keeps_rows
+from agents.heuristic.batch import compiled_strategy
 from agents.search.rollout import ROLLOUT_LIMIT, check_horizon, play_outs, play_pairs
 from envs.belief import representative
 
@@ -128,9 +129,8 @@ class BatchedEvaluator:
         self.steps = 0
         # A compiled heuristic plays whole play-outs in one call (VectorEnv.play_out); other
         # policies (and compiled=False, the check of that path) go step by step from Python.
-        kernel = getattr(self.policy, "play_kernel", None)
-        self.compiled = bool(compiled) and kernel is not None and not keeps_rows(self.policy)
-        self._kernel = kernel() if self.compiled else None
+        self.compiled = bool(compiled) and compiled_strategy(self.policy) and not keeps_rows(self.policy)
+        self._kernel = self.policy.play_kernel() if self.compiled else None
 
     def _env(self, world: Any, rows: int) -> Any:
         """The kept env, or a new one when it is too small or of other rules."""

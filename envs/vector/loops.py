@@ -10,8 +10,9 @@ closure) misses the cache and recompiles in every new process. A numba
 dispatcher passed as an argument is typed per dispatcher, and these loops are
 ``inline="always"``, so each game's kernel compiles to the same code as a loop
 written out in that game's module: its helpers inlined, no reference counting.
-Numba's cache does not notice an edit here (nor in ``rng.py``) in the kernels
-that inline it: after such an edit, delete ``envs/vector/__pycache__``.
+Numba's own cache would not notice an edit here (nor in ``rng.py``) in the
+kernels that inline it; `envs.kernel_cache` keys the cache by the sources, so
+such an edit compiles afresh and nothing needs deleting.
 """
 
 from __future__ import annotations
