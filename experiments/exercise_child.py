@@ -10,7 +10,8 @@ call failed; the checker decodes it without unpickling anything. The file's own 
 stderr.
 
 Out of the file's reach, by an audit hook: the checker's source and the shipped solutions
-(by path, and by inode, so a hard link is caught), for exercise 3 the shipped players too
+(by path, and by inode, so a hard link is caught; a relative path is resolved from the current
+folder and from every folder the process holds open, so ``os.open(..., dir_fd=fd)`` is caught too), for exercise 3 the shipped players too
 (their modules and files), and starting a process of any kind. The checker also kills the
 child's whole process tree when the check ends. This is a guard against a student taking a
 shortcut, not a sandbox against code that sets out to escape (ctypes can reach libc).
@@ -55,6 +56,27 @@ def _refuse_modules(names) -> None:
         sys.modules[name] = _Refused(name)
 
 
+def _open_folders() -> list[Path] | None:
+    """The folders this process holds open as descriptors (Linux's /proc/self/fd); [] when only the
+    descriptors it started with are open, None where they cannot be listed and a folder may be open."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return None if _OPENED_FOLDER else []
+    folders = []
+    for name in names:
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+        if target.startswith("/") and os.path.isdir(target):
+            folders.append(Path(target))
+    return folders
+
+
+_OPENED_FOLDER: list[bool] = []  # set once the file opens a folder (where /proc cannot list descriptors)
+
+
 def _guard(path: Path, number: int) -> None:
     mine = path.resolve()
     forbidden_dirs = [SOLUTIONS.resolve()] + ([p.resolve() for p in PLAYER_PATHS if p.is_dir()] if number == 3 else [])
@@ -78,18 +100,30 @@ def _guard(path: Path, number: int) -> None:
             return False
         return (st.st_dev, st.st_ino) in inodes
 
+    def targets(arg) -> list[Path]:
+        """Every file a path may name: itself from the current folder and, when relative, from each
+        folder the process holds open (an ``open`` event does not say which ``dir_fd`` it uses)."""
+        path = Path(os.fsdecode(arg))
+        bases = [] if path.is_absolute() else _open_folders()
+        if bases is None:  # no way to list them: refuse the relative open itself
+            raise PermissionError("an exercise file may not open a path relative to a folder's descriptor here")
+        return [(base / path).resolve() for base in [Path.cwd(), *bases]]
+
     def hook(event, args):
         if event.startswith(STARTS_A_PROCESS):
             raise PermissionError("an exercise file may not start a process")
         if event in LINKS or (event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike))):
+            if event == "open" and not _OPENED_FOLDER and os.path.isdir(args[0]):
+                _OPENED_FOLDER.append(True)
             for arg in (args[:2] if event in LINKS else args[:1]):
                 try:
-                    target = Path(os.fsdecode(arg)).resolve()
+                    found = targets(arg)
                 except (OSError, ValueError, TypeError):
                     continue
-                if out_of_reach(target):
-                    raise PermissionError(f"{target.name} is the checker's or a shipped solution or player; "
-                                          f"a solution cannot read it")
+                for target in found:
+                    if out_of_reach(target):
+                        raise PermissionError(f"{target.name} is the checker's or a shipped solution or player; "
+                                              f"a solution cannot read it")
 
     sys.addaudithook(hook)
     _refuse_modules(("experiments.exercises",) + (PLAYERS if number == 3 else ()))

@@ -126,6 +126,23 @@ CHEATS = {
                            "q = pathlib.Path(tempfile.mkdtemp()) / 'mine_too.py'\nos.link(p, q)\n"
                            "s = importlib.util.spec_from_file_location('x', q); m = importlib.util.module_from_spec(s)\n"
                            "s.loader.exec_module(m); gae = m.gae\n", "shipped solution", "Hint:"),
+    # Reads the shipped solution through a folder's descriptor (os.open's dir_fd), and runs its text.
+    "reads_through_dir_fd": ("import os, experiments\n"
+                             "d = os.open(os.path.join(os.path.dirname(os.path.dirname(experiments.__file__)), 'docs', 'exercises'), os.O_RDONLY)\n"
+                             "f = os.open('solutions/ex2_gae.py', os.O_RDONLY, dir_fd=d)\n"
+                             "exec(os.read(f, 1 << 20).decode())\n", "shipped solution", "Hint:"),
+    # The same from an unrelated folder, climbing with "..".
+    "climbs_from_a_dir_fd": ("import os, tempfile, experiments\n"
+                             "t = os.path.join(tempfile.mkdtemp(), 'a', 'b', 'c'); os.makedirs(t); d = os.open(t, os.O_RDONLY)\n"
+                             "up = os.path.relpath(os.path.join(os.path.dirname(os.path.dirname(experiments.__file__)), "
+                             "'docs', 'exercises', 'solutions', 'ex2_gae.py'), t)\n"
+                             "f = os.open(up, os.O_RDONLY, dir_fd=d)\n"
+                             "exec(os.read(f, 1 << 20).decode())\n", "shipped solution", "Hint:"),
+    # The checker's own source through a descriptor of its folder.
+    "reads_the_checker_through_dir_fd": ("import os, experiments\n"
+                                         "d = os.open(os.path.dirname(experiments.__file__), os.O_RDONLY)\n"
+                                         "f = os.open('exercises.py', os.O_RDONLY, dir_fd=d)\n"
+                                         "text = os.read(f, 1 << 20)\ndef gae(*a):\n    return 0\n", "the checker's", "Hint:"),
     # Starts a process that would outlive the check.
     "starts_a_process": ("import subprocess\nsubprocess.Popen(['sleep', '77'])\ndef gae(*a):\n    return 0\n",
                          "may not start a process", "Hint:"),
