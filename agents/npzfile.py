@@ -25,10 +25,11 @@ import numpy as np
 
 
 def read_npz(path, expected: dict[str, tuple[str, tuple]], max_bytes: int, what: str, optional: frozenset = frozenset(),
-             headers_only: bool = False) -> dict:
+             headers_only: bool = False, only: frozenset | None = None) -> dict:
     """The arrays of `path`, checked as the module docstring says; ValueError otherwise. Arrays
     named in `optional` may be absent. With `headers_only`, nothing past the array headers is
-    read, and each array's (dtype, shape) is returned in its place."""
+    read, and each array's (dtype, shape) is returned in its place. With `only`, every header is
+    checked and just those arrays are read (a caller checking values one column at a time)."""
     p = Path(path)
 
     def refuse(problem: str):
@@ -76,8 +77,9 @@ def read_npz(path, expected: dict[str, tuple[str, tuple]], max_bytes: int, what:
                     size = int(np.prod(got_shape, dtype=np.int64)) * dtype.itemsize
                     if size > max_bytes:
                         refuse(f"{name} has shape {got_shape}, more than the {max_bytes:,} bytes such a file can need")
-                    if headers_only:
-                        out[name] = (dtype, got_shape)
+                    if headers_only or (only is not None and name not in only):
+                        if headers_only:
+                            out[name] = (dtype, got_shape)
                         continue
                     raw = f.read(size)
                     if len(raw) != size:

@@ -7,6 +7,8 @@ import csv
 import dataclasses
 import shlex
 
+import zipfile
+
 import numpy as np
 import pytest
 import torch
@@ -280,18 +282,16 @@ def _teacher_file(path, **change):
     ({"actions": np.full(5, 99, np.int64)}, "an action is outside the game's actions"),
     ({"rewards": np.full(5, np.nan, np.float32)}, "hold a NaN or an infinity"),
     ({"values": np.full((5, 19), np.inf, np.float32)}, "values hold an infinity"),
+    ({"next_index": np.full(5, 9, np.int64)}, "next_index points outside the file"),
+    ({"env_steps": np.int64(-1)}, "env_steps is negative"),
     ({"dones": None}, "missing dones"),
     ({"extra": np.zeros(3)}, "unknown extra"),
 ])
 def test_a_bad_teacher_file_is_refused_in_one_line_and_leaves_no_run_folder(tmp_path, capsys, change, message):
     bad = str(_teacher_file(tmp_path / "teacher.npz", **change))
     args = ["--game", "neu", "--players", "3", "--imitation-steps", "0", "--teacher-data", bad, "--out", str(tmp_path / "run")]
-    if "outside" in message or "NaN" in message or "infinity" in message:  # a value check: the headers pass, the values are read at the start
-        with pytest.raises(ValueError, match=message):
-            main(tiny(tmp_path, imitation_steps=0, teacher_data=bad))
-    else:
-        assert message in cli_error_line(ppo_search.parse_args, args, capsys)
-        assert not (tmp_path / "run").exists()
+    assert message in cli_error_line(ppo_search.parse_args, args, capsys)  # values too, column by column
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_teacher_file_that_is_not_a_zip_or_claims_too_much_is_refused_unread(tmp_path, capsys, monkeypatch):
@@ -301,6 +301,25 @@ def test_a_teacher_file_that_is_not_a_zip_or_claims_too_much_is_refused_unread(t
     assert "not an .npz file" in cli_error_line(ppo_search.parse_args, args + [str(cut)], capsys)
     monkeypatch.setattr(ppo_search, "MAX_TEACHER_BYTES", 1000)  # the index's sizes are read before any data
     assert "uncompressed, more than the 1,000 bytes" in cli_error_line(ppo_search.parse_args, args + [str(tmp_path / "whole.npz")], capsys)
+    assert not (tmp_path / "run").exists()
+    # A well-formed file that decompresses to more than twice the largest real teacher file (a 1.5 GB
+    # obs column of zeros, a few MB on disk): refused from its index, before anything is written.
+    huge = tmp_path / "huge.npz"
+    rows = 7_000_000
+    with zipfile.ZipFile(tmp_path / "whole.npz") as src, zipfile.ZipFile(huge, "w", zipfile.ZIP_DEFLATED) as z:
+        for name in src.namelist():
+            if name != "obs.npy":
+                z.writestr(name, src.read(name))
+        with z.open("obs.npy", "w", force_zip64=True) as f:
+            np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False, "shape": (rows, 56)})
+            chunk = bytes(1 << 24)
+            for _ in range(rows * 56 * 4 // len(chunk)):
+                f.write(chunk)
+            f.write(bytes(rows * 56 * 4 % len(chunk)))
+    assert huge.stat().st_size < 10 << 20 and ppo_search.MAX_TEACHER_BYTES <= 1 << 30
+    monkeypatch.undo()
+    line = cli_error_line(ppo_search.parse_args, args + [str(huge)], capsys)
+    assert "uncompressed, more than the" in line
     assert not (tmp_path / "run").exists()
 
 

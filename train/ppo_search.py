@@ -81,7 +81,7 @@ class Args(ppo_warmstart.Args):
     strength_deals: int = field(default=200, metadata={"help": "held-out duplicate deals of each strength-log point"})
 
 
-MAX_TEACHER_BYTES = 16 << 30  # a teacher.npz, uncompressed (Ma's Jong's 300 k decisions take 440 MB)
+MAX_TEACHER_BYTES = 1 << 30  # a teacher.npz, uncompressed: twice the largest made here (Ma's Jong's 300 k decisions, 440 MB)
 
 
 def read_teacher_data(args: Args, headers_only: bool = False) -> dict:
@@ -109,10 +109,11 @@ def read_teacher_data(args: Args, headers_only: bool = False) -> dict:
     return data
 
 
-def read_teacher_file(args: Args, path: str, headers_only: bool = False) -> dict:
+def read_teacher_file(args: Args, path: str, headers_only: bool = False, only: frozenset | None = None) -> dict:
     """One teacher.npz, checked from its zip index and array headers against this run's game,
     players and --features before anything is read (`agents.npzfile`); then its values: legal
-    actions, finite numbers, links inside the file."""
+    actions, finite numbers, links inside the file. With `only`, just those columns are read
+    and checked (`check_teacher_file` goes column by column)."""
     import envs
     from agents.network import input_size
 
@@ -122,26 +123,37 @@ def read_teacher_file(args: Args, path: str, headers_only: bool = False) -> dict
                "rewards": ("f", ("rows",)), "dones": ("b", ("rows",)), "next_index": ("i", ("rows",)),
                "values": ("f", ("rows", facts.num_actions)), "critic_in": ("f", (None, None)), "env_steps": ("iu", ())}
     what = f"--teacher-data: for {args.game} at {args.players} players{' with --features' if args.features else ''},"
-    data = read_npz(path, columns, MAX_TEACHER_BYTES, what, optional=frozenset({"values"}), headers_only=headers_only)
+    data = read_npz(path, columns, MAX_TEACHER_BYTES, what, optional=frozenset({"values"}), headers_only=headers_only, only=only)
     if headers_only:
         return data
-    rows, actions = len(data["actions"]), data["actions"]
+    rows = len(data["actions"]) if "actions" in data else 0
     problem = None
-    if rows == 0:
-        problem = "it holds no decisions"
-    elif not ((actions >= 0) & (actions < facts.num_actions)).all() or not data["masks"][np.arange(rows), actions].all():
-        problem = "an action is outside the game's actions or not legal under its mask"
-    elif not ((data["next_index"] >= -1) & (data["next_index"] < rows)).all():
+    if "masks" in data:
+        actions = data["actions"]
+        if rows == 0:
+            problem = "it holds no decisions"
+        elif not ((actions >= 0) & (actions < facts.num_actions)).all() or not data["masks"][np.arange(rows), actions].all():
+            problem = "an action is outside the game's actions or not legal under its mask"
+    if problem is None and "next_index" in data and not ((data["next_index"] >= -1) & (data["next_index"] < rows)).all():
         problem = "next_index points outside the file"
-    elif not all(np.isfinite(data[k]).all() for k in ("obs", "rewards")):
+    if problem is None and not all(np.isfinite(data[k]).all() for k in ("obs", "rewards") if k in data):
         problem = "obs or rewards hold a NaN or an infinity"
-    elif "values" in data and np.isinf(data["values"]).any():  # NaN is an action without a value (train.distill)
+    if problem is None and "values" in data and np.isinf(data["values"]).any():  # NaN: an action without a value (train.distill)
         problem = "values hold an infinity"
-    elif int(data["env_steps"]) < 0:
+    if problem is None and "env_steps" in data and int(data["env_steps"]) < 0:
         problem = "env_steps is negative"
     if problem:
         raise ValueError(f"{what} {path}: {problem}")
     return data
+
+
+def check_teacher_file(args: Args, path: str) -> None:
+    """Every check of `read_teacher_file`, made before a run folder exists, one group of columns at
+    a time so that no more than one column is held at once (the fit reads the file again)."""
+    headers = read_teacher_file(args, path, headers_only=True)
+    for group in (("actions", "masks"), ("next_index",), ("obs",), ("rewards",), ("values",), ("env_steps",)):
+        if group[0] in headers:
+            read_teacher_file(args, path, only=frozenset(group) | {"actions"})  # actions give the row count
 
 
 def check_args(args: Args) -> None:
@@ -150,7 +162,9 @@ def check_args(args: Args) -> None:
     if not args.imitation_steps and not args.teacher_data:
         raise ValueError("train.ppo_search distils a teacher first: give --imitation-steps N or --teacher-data PATH")
     if args.teacher_data:
-        read_teacher_data(args, headers_only=True)  # before anything is written: a bad file leaves no run folder
+        for path in args.teacher_data.split(","):  # before anything is written: a bad file leaves no run folder
+            check_teacher_file(args, path)
+        read_teacher_data(args, headers_only=True)
     if not (math.isfinite(args.soft_targets) and 0 <= args.soft_targets <= 1):
         raise ValueError(f"--soft-targets must be in [0, 1], got {args.soft_targets}")
     if not (math.isfinite(args.departure_weight) and args.departure_weight > 0):
