@@ -62,6 +62,16 @@ def count(text: str) -> int:
     return n
 
 
+def workers(text: str) -> int:
+    """A count of local worker processes: from 1 to `train.cli.max_workers()` (a few per CPU)."""
+    from train.cli import max_workers
+
+    n = count(text)
+    if n > max_workers():
+        raise argparse.ArgumentTypeError(f"{n} is far above this machine's {os.cpu_count()} CPUs: at most {max_workers()}")
+    return n
+
+
 def count_or_zero(text: str) -> int:
     """A count where 0 means never or none."""
     return 0 if text.strip() == "0" else count(text)

@@ -42,6 +42,7 @@ from experiments.tournament import (
     add_run_flags,
     check_backend,
     check_game,
+    check_settings,
     distinct,
     make_tables,
     markdown,
@@ -158,6 +159,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             choose_tables(g, tables, n, args.engine, args.move_timeout, args.isolate)
         except ValueError as e:
             p.error(f"{g} {n}p: {e}")
+    try:
+        check_settings(workers=args.workers, backend=args.backend)
+    except ValueError as e:
+        p.error(str(e))
     folder = cli.claim_out(args.out, p, prefix="", link_latest=True)  # last: nothing after it refuses
     command = cli.command_line("python -m experiments.compare", argv)
     metadata = cli.run_metadata(command, args.seed, deals={f"{g}_{n}p": d for g, n, _, _, d in plan})

@@ -10,6 +10,22 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
+
+WORKERS_PER_CPU = 4  # worker processes a command starts on this machine, at most, for each of its CPUs
+
+
+def max_workers() -> int:
+    """The most worker processes a command starts here: `WORKERS_PER_CPU` a CPU, and at least 8."""
+    return max(8, WORKERS_PER_CPU * (os.cpu_count() or 1))
+
+
+def check_workers(workers: int, flag: str = "--workers") -> None:
+    """ValueError for a count of local worker processes far above this machine's CPUs (each one
+    is forked or spawned at once, and a count in the thousands would not end)."""
+    if workers > max_workers():
+        raise ValueError(f"{flag} {workers} is far above this machine's {os.cpu_count()} CPUs: at most {max_workers()} "
+                         "local worker processes (a Ray cluster takes more with --backend ray)")
 
 
 def flag(name: str) -> str:

@@ -176,6 +176,8 @@ def use_backend(args, backend: str = "local", ray_address: str | None = None) ->
         raise ValueError(f"unknown backend {backend!r}; valid backends: local, ray")
     if backend == "local" and ray_address:
         raise ValueError("--ray-address needs --backend ray")
+    if backend == "local":
+        cli.check_workers(args.workers)
     if backend == "ray":
         from train.distributed import cluster_cpus, connect
 

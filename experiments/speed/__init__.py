@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tournament", action="store_true",
                         help="time heuristic-vs-random tournaments on the AEC path and on the batched engine instead")
     parser.add_argument("--deals", type=cli.count, default=500, help="deals per tournament (with --tournament)")
-    parser.add_argument("--workers", type=cli.count, default=2, help="worker processes per tournament (with --tournament)")
+    parser.add_argument("--workers", type=cli.workers, default=2, help="worker processes per tournament (with --tournament)")
     parser.add_argument("--search", action="store_true", help="time the belief sampler and pimc instead")
     parser.add_argument("--agents", action="store_true",
                         help="time PPOAgent.act and act_batch per decision for the games' shipped checkpoints instead")

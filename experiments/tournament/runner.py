@@ -142,7 +142,7 @@ def _correct_luck(records: list[dict], game: str, n: int, options: dict, seed: i
         if pool:
             from concurrent.futures import ProcessPoolExecutor
 
-            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as ex:
+            with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=multiprocessing.get_context(method)) as ex:
                 for task, value in zip(tasks, ex.map(_luck_of, tasks, chunksize=1)):
                     found += value
                     bar.update(len(task[3]))
@@ -211,13 +211,15 @@ def _pool_map(jobs: Iterable[Job], tables, workers: int, method: str) -> Iterabl
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    it = iter(jobs)
+    first = list(itertools.islice(it, 4 * workers))
+    workers = max(1, min(workers, len(first)))  # never more processes than jobs
     ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_start_worker, initargs=(tables,))
     pending: deque = deque()
-    it = iter(jobs)
     ok = False
     job = None
     try:
-        for job in itertools.islice(it, 4 * workers):
+        for job in first:
             pending.append((job, ex.submit(_play_in_worker, job)))
         while pending:
             job, fut = pending.popleft()

@@ -199,6 +199,10 @@ def check_settings(*, seed: int = 0, workers: int = 1, on_error: str = "raise", 
     for what, v, valid in (("backend", backend, BACKENDS), ("engine", engine, ENGINES), ("on_error", on_error, ON_ERROR)):
         if v not in valid:
             raise ValueError(f"unknown {what} {v!r}; valid: {', '.join(valid)}")
+    if backend == "local":  # a Ray cluster sizes its own pool
+        from train.cli import check_workers
+
+        check_workers(workers, "workers")
     if move_timeout is not None:
         import signal
         import threading
