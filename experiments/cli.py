@@ -187,26 +187,12 @@ def claim_out(out: str | None, parser: argparse.ArgumentParser, prefix: str = ""
     raise AssertionError("unreachable")
 
 
-def _claim_pid(claim: Path) -> int | None:
+def _claim_text(claim: Path) -> str | None:
+    """The text of a claim file (its owner's pid and start time), or None when it cannot be read."""
     try:
-        text = claim.read_text().strip()
+        return claim.read_text()[:200]
     except OSError:
         return None
-    return int(text) if text.isascii() and text.isdigit() else None
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # alive, someone else's
-    try:  # a zombie is not running
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return True
 
 
 def stale_claim(folder: Path) -> str | None:
@@ -214,9 +200,12 @@ def stale_claim(folder: Path) -> str | None:
     clean up: SIGKILL, a power cut), with the command that clears it; None for any other folder."""
     claim = folder / CLAIM
     rest = [c.name for c in folder.iterdir() if c.name != CLAIM and not c.name.startswith(".partial-")]
-    pid = _claim_pid(claim) if claim.exists() else None
-    if pid is None or rest or _running(pid):
+    from train.runfolder import lock_owner
+
+    text = _claim_text(claim) if claim.exists() else None
+    if text is None or rest or lock_owner(text) is not None:
         return None
+    pid = text.split()[0][:20] if text.split() else "unnamed"
     import shlex
 
     q = shlex.quote(str(folder))
@@ -293,7 +282,9 @@ class ReportFolder:
         except FileExistsError:
             raise  # another run claimed the folder first: it is theirs
         try:
-            os.write(fd, f"{os.getpid()}\n".encode())  # whose claim: a dead run's is reported as stale
+            from train.runfolder import owner_text
+
+            os.write(fd, owner_text().encode())  # whose claim: a dead run's is reported as stale
         finally:
             os.close(fd)
         self.path = target / f".partial-{os.getpid()}-{uuid.uuid4().hex[:12]}"

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import time
 
 import numpy as np
@@ -143,27 +144,31 @@ def main(argv=None) -> int:
     # (a cfr:PATH spec holds slashes).
     agent_name = None if args.exploit is None else re.sub(r"[^A-Za-z0-9._-]+", "_", spec_label(args.exploit)).strip("_")
     prefix = f"solve_{args.game}_" if args.exploit is None else f"exploit_{args.game}_{agent_name}_"
-    with claim_out(args.out, parser, prefix=prefix, link_latest=False) as folder:
-        tree = cfr.build_tree(engine, progress=None if args.quiet else _deal_bar())
-        facts = {**tree_facts(tree), "enumerate_seconds": round(time.perf_counter() - tree_start, 2)}
-        log(f"  {facts['information_sets']} information sets per seat, {facts['decisions']} decisions")
-        meta = run_metadata(command_line("python -m experiments.solve", argv), args.seed, game=args.game,
-                            rule_options=PRESET)
-        if agent is None:
-            solver = cfr.CFRPlus(tree)
-            target = args.target * cfr.score_range(tree)
-            curve = solver.run(args.minutes * 60, target=target, check_every=args.check_every, log=log)
-            policy = solver.average_policy()
-            result = {**exploitability(tree, policy), "iterations": solver.iterations,
-                      "seconds": round(curve[-1][1], 2), "target_of_range": args.target,
-                      "curve": [{"iterations": i, "seconds": round(s, 2), "nash_conv": nc} for i, s, nc in curve]}
-            save_policy(f"{folder.path}/policy.npz", args.game, tree, policy)
-        else:
-            result = {"agent": args.exploit, **exploitability(tree, agent_policy(agent, tree))}
-        result = {**meta, "tree": facts, **result}
-        with open(f"{folder.path}/result.json", "w") as f:
-            json.dump(result, f, indent=1)
-        final = folder.commit()
+    try:
+        with claim_out(args.out, parser, prefix=prefix, link_latest=False) as folder:
+            tree = cfr.build_tree(engine, progress=None if args.quiet else _deal_bar())
+            facts = {**tree_facts(tree), "enumerate_seconds": round(time.perf_counter() - tree_start, 2)}
+            log(f"  {facts['information_sets']} information sets per seat, {facts['decisions']} decisions")
+            meta = run_metadata(command_line("python -m experiments.solve", argv), args.seed, game=args.game,
+                                rule_options=PRESET)
+            if agent is None:
+                solver = cfr.CFRPlus(tree)
+                target = args.target * cfr.score_range(tree)
+                curve = solver.run(args.minutes * 60, target=target, check_every=args.check_every, log=log)
+                policy = solver.average_policy()
+                result = {**exploitability(tree, policy), "iterations": solver.iterations,
+                          "seconds": round(curve[-1][1], 2), "target_of_range": args.target,
+                          "curve": [{"iterations": i, "seconds": round(s, 2), "nash_conv": nc} for i, s, nc in curve]}
+                save_policy(f"{folder.path}/policy.npz", args.game, tree, policy)
+            else:
+                result = {"agent": args.exploit, **exploitability(tree, agent_policy(agent, tree))}
+            result = {**meta, "tree": facts, **result}
+            with open(f"{folder.path}/result.json", "w") as f:
+                json.dump(result, f, indent=1)
+            final = folder.commit()
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM when run as a command: the claimed folder is given back
+        print("\npython -m experiments.solve: interrupted; nothing was written", file=sys.stderr)
+        return 130
     seats = ", ".join(f"{v:.4g} (seat {s})" for s, v in enumerate(result["best_response_value"]))
     log(f"NashConv {result['nash_conv']:.3g} ({result['nash_conv_of_range']:.2g} of the score range); "
         f"best-response values {seats}; written to {final}")
@@ -171,4 +176,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from train.cli import as_command
+
+    raise SystemExit(as_command(main))

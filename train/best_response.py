@@ -60,7 +60,7 @@ from train.cli import check_numbers, parse_rules
 from train.ppo import SCALE_GAMES, ppo_update
 from train.rollout import measure_scales
 from train.rollout_vector import GrowingColumns, another_game
-from train.runfolder import RunFolder, RunLog
+from train.runfolder import LOCK, RunFolder, RunLog
 
 # torch and the network are imported where the learner plays or trains, so --help
 # (`experiments.exploit`'s) is quick.
@@ -154,7 +154,8 @@ def default_folder(args: Args) -> str:
 def open_run(args: Args) -> RunFolder:
     """The run folder: --out when given (refused when it holds anything), else a new default one."""
     if args.out:
-        if os.path.isdir(args.out) and os.listdir(args.out):
+        # a trainer.lock alone is RunFolder's to judge: a live trainer's is refused, a dead one's taken over
+        if os.path.isdir(args.out) and set(os.listdir(args.out)) - {LOCK}:
             raise ValueError(f"--out {args.out} already holds files; runs are never overwritten: choose another --out")
         return RunFolder.open(args.out, args, {})
     return RunFolder.open(default_folder(args), args, {})

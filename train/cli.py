@@ -11,6 +11,23 @@ import argparse
 import dataclasses
 import math
 import os
+import signal
+
+def interrupted(signum, frame):
+    """A SIGTERM handler: the command stops as on Ctrl-C (its own clean-up, message and exit 130)."""
+    raise KeyboardInterrupt
+
+
+def as_command(main, *args) -> int:
+    """Run `main` as this process's own command (``python -m ...``): SIGTERM, a scheduler's or
+    ``kill``'s stop, ends it as Ctrl-C does, so locks and claims are released and the run can
+    be continued. Only for a process's own command, never for main() called from Python."""
+    previous = signal.signal(signal.SIGTERM, interrupted)
+    try:
+        return main(*args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
 
 WORKERS_PER_CPU = 4  # worker processes a command starts on this machine, at most, for each of its CPUs
 

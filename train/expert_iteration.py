@@ -198,4 +198,4 @@ def run_cli(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli())
+    sys.exit(cli.as_command(run_cli))

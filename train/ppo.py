@@ -549,4 +549,4 @@ def run_cli(argv=None, parse=parse_args, variant_of: Callable = lambda args: Var
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli())
+    sys.exit(cli.as_command(run_cli))

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 import envs
-from train import ppo, ppo_warmstart
+from train import cli, ppo, ppo_warmstart
 from train.cli import parse_rules
 from train.rollout import measure_scales
 from train.rollout_vector import GrowingColumns
@@ -138,4 +138,4 @@ def run_cli(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli())
+    sys.exit(cli.as_command(run_cli))

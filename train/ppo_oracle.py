@@ -48,7 +48,7 @@ import sys
 from dataclasses import dataclass, field
 
 import envs
-from train import ppo, ppo_search, ppo_warmstart
+from train import cli, ppo, ppo_search, ppo_warmstart
 
 
 @dataclass
@@ -210,4 +210,4 @@ def run_cli(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli())
+    sys.exit(cli.as_command(run_cli))

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from train import ppo
+from train import cli, ppo
 from train.cli import parse_rules
 from train.rollout import Buffer, RolloutWorker, Table
 from train.rollout_vector import VectorRollout
@@ -262,4 +262,4 @@ def run_cli(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli())
+    sys.exit(cli.as_command(run_cli))

@@ -6,9 +6,10 @@ ValueError (one line) when it refuses:
 
 * a folder that already holds a run is replaced only with ``overwrite`` and
   continued only with ``resume``;
-* ``trainer.lock`` holds the pid of the trainer using the folder; a second
-  trainer is refused while that process lives, and a lock left by a process
-  that no longer runs (killed) is taken over with a note;
+* ``trainer.lock`` holds the pid (and start time) of the trainer using the
+  folder; a second trainer is refused while that process lives, and a lock left
+  by a process that no longer runs (killed; its pid perhaps reused since) is
+  taken over with a note;
 * ``resume`` needs the run's own checkpoint.pt (an exported policy has no
   optimizer state), with the same game, players and network as asked for, and
   cuts progress.csv back to the checkpoint's update, so rows logged after the
@@ -28,14 +29,50 @@ LOCK = "trainer.lock"
 RUN_FILES = ("progress.csv", "checkpoint.pt", "final.pt", "teacher.npz", "strength.csv", "command.txt")  # the last three: train.ppo_search's
 
 
+def _started(pid: int) -> str:
+    """When process `pid` started, in clock ticks since boot (Linux's /proc); "" where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return ""
+
+
 def pid_alive(pid: int) -> bool:
+    """Does process `pid` run (a zombie does not)? False for a number no process can have."""
+    if not 0 < pid < 2**31:
+        return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:  # another user's process: alive
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def owner_text() -> str:
+    """What a lock or claim file holds: this process's pid and when it started, so that a later
+    process given the same pid is not taken for the owner."""
+    return f"{os.getpid()} {_started(os.getpid())}".strip() + "\n"
+
+
+def lock_owner(text: str) -> int | None:
+    """The pid of the process that wrote `owner_text()` as `text`, while that same process runs;
+    None for a dead owner, a reused pid or text that names no process."""
+    words = text.split()
+    if not words or not words[0].isascii() or not words[0].isdigit():
+        return None
+    pid = int(words[0])
+    if not pid_alive(pid):
+        return None
+    if len(words) > 1 and _started(pid) and _started(pid) != words[1]:
+        return None  # the pid was given to another process since
+    return pid
 
 
 class RunFolder:
@@ -75,20 +112,22 @@ class RunFolder:
             except FileExistsError:
                 try:
                     with open(self.lock_path) as f:
-                        owner = int(f.read().strip() or -1)
+                        text = f.read(200)
                 except (OSError, ValueError):
-                    owner = -1
-                if owner > 0 and owner != os.getpid() and pid_alive(owner):
+                    text = ""
+                owner = lock_owner(text)
+                if owner is not None and owner != os.getpid():
                     raise ValueError(f"another trainer (pid {owner}) is using {self.path}; wait for it to finish "
                                      f"or choose another --out") from None
-                print(f"{self.path}: taking over a stale {LOCK} (pid {owner} is no longer running)")
+                print(f"{self.path}: taking over a stale {LOCK} (its process, {text.split()[0][:20] if text.split() else 'unnamed'}, "
+                      "is no longer running)")
                 try:
                     os.remove(self.lock_path)
                 except FileNotFoundError:
                     pass
                 continue
             with os.fdopen(fd, "w") as f:
-                f.write(str(os.getpid()))
+                f.write(owner_text())
             self.locked = True
             return
 

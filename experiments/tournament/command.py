@@ -122,18 +122,15 @@ def finish_run(results: list[dict], args: argparse.Namespace, folder, metadata: 
         return folder.final
 
 
-def _terminated(signum, frame):
-    raise KeyboardInterrupt
-
-
 def as_command(main, argv=None) -> int:
     """`main` as the process's own command (``python -m ...``): SIGTERM is Ctrl-C (the same clean-up,
     "interrupted", exit 130), and no process it started stays behind, whatever ends it: it adopts
     the orphans below it (Linux's child subreaper) and stops every process left below it when it
     ends. Only for a process that owns everything below it, never for main() called from Python."""
     from experiments.tournament.isolate import adopt_orphans, kill_tree
+    from train.cli import interrupted
 
-    signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGTERM, interrupted)
     adopt_orphans()
     try:
         return main(argv)
