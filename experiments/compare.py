@@ -52,6 +52,7 @@ from experiments.tournament import (
     finish_run,
     summarize,
 )
+from experiments.tournament import luck
 from experiments.tournament.runner import compile_games
 from experiments.tournament.vector import choose_tables, path_name as engine_path
 
@@ -157,6 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_backend(p, args, found, g, n)
         try:
             choose_tables(g, tables, n, args.engine, args.move_timeout, args.isolate)
+            if args.estimator == "adjusted":  # a damaged value file: refused before the folder is claimed
+                luck.value_for(g, n, {s.name for s in found})
         except ValueError as e:
             p.error(f"{g} {n}p: {e}")
     try:

@@ -11,8 +11,9 @@ The record is written by ``compare`` and ``tournament`` with ``--db FILE``
   order of the runs changes nothing), with the games, win rate and mean rank
   of each agent; agents are matched by label across runs, so give your agent
   the same label every time;
-* head to head: for every two agents that met, the share of games in which the
-  row agent finished ahead of the other (ties 1/2) and the number of games.
+* head to head: for every two agents that met, the share of their meetings in
+  which the row agent finished ahead of the other (ties 1/2; a game with two seats
+  of one agent counts each pair of seats) and the number of games in which they met.
 
 The rating sums up the head-to-head shares of every pair at once, weighting each
 pair by how often it met.
@@ -36,13 +37,15 @@ def leaderboard(records: Sequence[dict]) -> dict:
 
     names = list(dict.fromkeys(a for r in records for a in r["agents"]))
     ratings = bradley_terry(records, names)
-    ahead: dict[tuple[str, str], list[float]] = {}
-    for r in records:
+    ahead: dict[tuple[str, str], list[float]] = {}  # one entry per pair of seats (two heuristics: two of each)
+    met: dict[tuple[str, str], set[int]] = {}  # the games in which the two met
+    for g, r in enumerate(records):
         for i, j in itertools.permutations(range(len(r["agents"])), 2):
             a, b = r["agents"][i], r["agents"][j]
             if a != b:
                 ri, rj = r["ranks"][i], r["ranks"][j]
                 ahead.setdefault((a, b), []).append(1.0 if ri < rj else 0.5 if ri == rj else 0.0)
+                met.setdefault((a, b), set()).add(g)
     stats = agent_stats(records)
     runs = len({r["run_id"] for r in records})
     order = sorted(names, key=lambda n: -(ratings[n]["rating"] if ratings and n in ratings else
@@ -53,7 +56,8 @@ def leaderboard(records: Sequence[dict]) -> dict:
         "games": len(records),
         "ratings": ratings,
         "stats": stats,
-        "head_to_head": {f"{a} vs {b}": {"ahead": sum(v) / len(v), "games": len(v)} for (a, b), v in ahead.items()},
+        "head_to_head": {f"{a} vs {b}": {"ahead": sum(v) / len(v), "games": len(met[a, b]), "seat_pairs": len(v)}
+                         for (a, b), v in ahead.items()},
     }
 
 
@@ -67,7 +71,7 @@ def format_board(game: str, num_players: int, board: dict) -> str:
         lines.append(f"| {i} | {name} | {rating} | {s['games']} | {s['win']['mean']:.3f} | {s['rank']['mean']:.2f} |")
     names = board["agents"]
     if len(names) > 1:
-        lines += ["", "Head to head (row finished ahead of column; ties 1/2; games in brackets):", ""]
+        lines += ["", "Head to head (row finished ahead of column, over every pair of their seats; ties 1/2; the games in which they met in brackets):", ""]
         lines += ["| | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
         for a in names:
             cells = []

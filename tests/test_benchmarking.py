@@ -400,6 +400,17 @@ def test_user_agent_from_the_cli_appears_by_label_everywhere_and_on_the_leaderbo
     assert "Head to head" in r.stdout
 
 
+def test_head_to_head_counts_games_not_pairs_of_seats():
+    from experiments.leaderboard import leaderboard
+
+    # 80 games, two heuristic seats and two random ones each: four pairs of seats a game
+    records = [{"table": 0, "deal": g, "rotation": 0, "deal_seed": g, "agents": ["heuristic", "random", "heuristic", "random"],
+                "scores": [3, 1, 0, -4], "ranks": [1, 2, 3, 4], "rewards": [1.0, 0.5, -0.5, -1.0], "forfeit": None,
+                "run_id": 1} for g in range(80)]
+    h = leaderboard(records)["head_to_head"]["heuristic vs random"]
+    assert h["games"] == 80 and h["seat_pairs"] == 320 and h["ahead"] == 0.75
+
+
 def test_a_run_killed_while_writing_leaves_the_database_consistent(tmp_path):
     db = tmp_path / "r.sqlite"
     code = """

@@ -166,6 +166,27 @@ def test_a_bad_value_file_is_refused_before_any_game(tmp_path, monkeypatch, writ
     assert played == []
 
 
+@pytest.mark.parametrize("command", ["tournament", "compare"])
+def test_a_damaged_value_file_is_one_line_on_the_command_line_and_claims_nothing(command, tmp_path, monkeypatch, capsys):
+    from experiments import compare
+    from experiments.tournament import command as tournament_command
+    from tests.helpers import cli_error_line
+
+    monkeypatch.setattr(luck, "VALUES", tmp_path)
+    luck.LinearValue.load.cache_clear()
+    (tmp_path / "neu-2p.npz").write_bytes(b"PK\x03\x04 damaged")
+    out = tmp_path / "out"
+    argv = (["--game", "neu", "--players", "2", "--agents", "heuristic,random"] if command == "tournament"
+            else ["--games", "neu", "--players", "2", "--agents", "heuristic,random"])
+    main = tournament_command.main if command == "tournament" else compare.main
+    try:
+        line = cli_error_line(main, argv + ["--deals", "1", "--estimator", "adjusted", "--out", str(out)], capsys)
+    finally:
+        luck.LinearValue.load.cache_clear()
+    assert "value file" in line and "neu-2p.npz" in line
+    assert not out.exists()
+
+
 def test_a_correction_that_is_not_finite_never_reaches_a_report():
     with pytest.raises(RuntimeError, match="not a finite number"):
         luck.adjusted_scores({"deal": 3, "scores": [1, -1], "luck": [float("nan"), 0.0]})

@@ -623,6 +623,20 @@ def test_requests_from_other_sites_are_refused():
         still_serves(url)
 
 
+@pytest.mark.parametrize("method", ["HEAD", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"])
+def test_other_methods_get_the_host_check_first_then_405(method):
+    with running() as server:
+        url = server.url.rstrip("/")
+        port = server.server_address[1]
+        answer = raw_http(url, f"{method} /api/replays HTTP/1.1\r\nHost: evil.example:{port}\r\n\r\n".encode())
+        assert statuses(answer) == [403], answer[:200]
+        answer = raw_http(url, f"{method} /api/replays HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        assert statuses(answer) == [405] and b"501" not in answer and b"<html" not in answer.lower(), answer[:300]
+        if method != "HEAD":
+            assert b"is not served here; use GET or POST" in answer
+        still_serves(url)
+
+
 def test_allowed_hosts_follow_the_bound_address():
     assert web_http.allowed_hosts("127.0.0.1", 8000) == {"127.0.0.1:8000", "localhost:8000", "[::1]:8000"}
     assert web_http.allowed_hosts("192.168.1.5", 80) == {"192.168.1.5:80", "192.168.1.5"}
@@ -849,7 +863,8 @@ def test_the_pages_picture_is_the_envs_drawing_of_the_humans_view(game):
         for k in range(3):
             live.engine.shuffle_hidden(1, np.random.default_rng(k))
             assert _get_bytes(f"{url}/api/games/{data['id']}/picture?layout=portrait")[2] == png
-        status, body = request("GET", f"{url}/api/games/{data['id']}/picture?layout=square")
-        assert status == 400 and "layout must be one of" in body["error"]
+        for bad in ("square", ""):
+            status, body = request("GET", f"{url}/api/games/{data['id']}/picture?layout={bad}")
+            assert status == 400 and "layout must be one of" in body["error"], bad
         status, body = request("GET", f"{url}/api/games/0000/picture")
         assert status == 404

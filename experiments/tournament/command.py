@@ -187,6 +187,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         seating.check_settings(seed=args.seed, workers=args.workers, move_timeout=args.move_timeout, backend=args.backend,
                                engine=args.engine, deals=args.deals)
         vector.choose_tables(args.game, tables, n, args.engine, args.move_timeout, args.isolate)
+        if args.estimator == "adjusted" and not args.plain:  # a damaged value file: refused before the folder is claimed
+            from experiments.tournament import luck
+
+            luck.value_for(args.game, n, {s.name for t in tables for s in t})
     except ValueError as e:
         p.error(str(e))
     check_backend(p, args, specs, args.game, n)

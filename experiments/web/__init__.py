@@ -121,7 +121,7 @@ class Handler(GuardedHandler):
         elif method == "GET" and len(parts) == 3 and parts[:2] == ["api", "games"]:
             self._json(200, self.server.games.show(parts[2]))
         elif method == "GET" and len(parts) == 4 and parts[:2] == ["api", "games"] and parts[3] == "picture":
-            layout = parse_qs(url.query).get("layout", ["landscape"])[-1]
+            layout = parse_qs(url.query, keep_blank_values=True).get("layout", ["landscape"])[-1]  # "layout=" is refused
             self._send(200, self.server.games.picture(parts[2], layout), "image/png")
         elif method == "POST" and parts == ["api", "games"]:
             self._json(200, self.server.games.create(body))

@@ -113,7 +113,8 @@ class GuardedHandler(BaseHTTPRequestHandler):
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":  # a HEAD is answered with the headers alone
+            self.wfile.write(body)
 
     def _json(self, status: int, obj: Any) -> None:
         self._send(status, json.dumps(obj, separators=(",", ":")).encode(), "application/json")
@@ -155,7 +156,7 @@ class GuardedHandler(BaseHTTPRequestHandler):
     def _refuse(self, e: ApiError) -> None:
         """Answer an error; when the body was not read, close the connection after taking at most
         MAX_BODY bytes of what arrived (so that the client gets the answer before the close)."""
-        unread = self.command == "POST" and not self._body_read
+        unread = self.command not in ("GET", "HEAD") and not self._body_read
         if unread:
             self.close_connection = True
         self._json(e.status, {"error": str(e)})
@@ -205,3 +206,14 @@ class GuardedHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self._route("POST")
+
+    def _not_served(self) -> None:
+        """Any other method: the same Host and Origin checks first, then 405 in one line."""
+        self._body_read = False
+        try:
+            self._check_origin()
+            raise ApiError(405, f"method {self.command[:20]} is not served here; use GET or POST")
+        except ApiError as e:
+            self._refuse(e)
+
+    do_HEAD = do_PUT = do_DELETE = do_OPTIONS = do_PATCH = do_TRACE = do_CONNECT = _not_served
