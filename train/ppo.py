@@ -460,12 +460,8 @@ def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
     config = RolloutConfig.of(args, variant, scales["reward_scale"])
     collector, path = open_collector(args, config)
     plan = Plan(args, isinstance(collector, VectorRollout), start_update - 1, played)
-    if args.resume and start_update > plan.num_updates:  # said, instead of a "done" line as if it had trained
-        collector.close()
-        print(f"{variant.module}: nothing left to train: {run.path} already holds {start_update - 1} update(s), "
-              f"{global_step:,} env steps, of the {plan.num_updates} that --steps {args.steps:,} gives; give a larger "
-              "--steps to train on (final.pt is as it was)")
-        return agent
+    if args.resume and start_update > plan.num_updates:  # said, not a "done" line as if it had trained
+        return nothing_left(agent, collector, run, plan, start_update - 1, global_step, variant)
     log = RunLog(run, fresh=not args.resume, total=plan.num_updates * args.rollout_steps, initial=global_step)
     print(f"{variant.module}: {args.game}, {args.players} players, run folder {run.path}"
           f"{' (resumed at update ' + str(start_update) + ')' if args.resume else ''}\n  rollouts: {path}\n  {plan}\n"
@@ -524,6 +520,16 @@ def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
 
         for path in export(checkpoint_dict(agent, args, variant, {"global_step": global_step}), args, final, run.csv_path, variant.module):
             print(f"  exported {path}")
+    return agent
+
+
+def nothing_left(agent: ActorCritic, collector, run: RunFolder, plan: Plan, updates: int, global_step: int,
+                 variant: Variant) -> ActorCritic:
+    """A resumed run that already played every update --steps gives: said, and nothing changes."""
+    collector.close()
+    print(f"{variant.module}: nothing left to train: {run.path} already holds {updates} update(s), {global_step:,} "
+          f"env steps, of the {plan.num_updates} that --steps {plan.steps:,} gives; give a larger --steps to train on "
+          "(final.pt is as it was)")
     return agent
 
 

@@ -119,7 +119,7 @@ class RunFolder:
                 if owner is not None and owner != os.getpid():
                     raise ValueError(f"another trainer (pid {owner}) is using {self.path}; wait for it to finish "
                                      f"or choose another --out") from None
-                print(f"{self.path}: taking over a stale {LOCK} (its process, {text.split()[0][:20] if text.split() else 'unnamed'}, "
+                print(f"{self.path}: taking over a stale {LOCK} (pid {text.split()[0][:20] if text.split() else 'none'} "
                       "is no longer running)")
                 try:
                     os.remove(self.lock_path)
