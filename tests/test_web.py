@@ -628,9 +628,10 @@ def test_other_methods_get_the_host_check_first_then_405(method):
     with running() as server:
         url = server.url.rstrip("/")
         port = server.server_address[1]
-        answer = raw_http(url, f"{method} /api/replays HTTP/1.1\r\nHost: evil.example:{port}\r\n\r\n".encode())
+        close = "Connection: close\r\n"  # the answer, then the end of the connection: nothing to wait for
+        answer = raw_http(url, f"{method} /api/replays HTTP/1.1\r\nHost: evil.example:{port}\r\n{close}\r\n".encode())
         assert statuses(answer) == [403], answer[:200]
-        answer = raw_http(url, f"{method} /api/replays HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        answer = raw_http(url, f"{method} /api/replays HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{close}\r\n".encode())
         assert statuses(answer) == [405] and b"501" not in answer and b"<html" not in answer.lower(), answer[:300]
         if method != "HEAD":
             assert b"is not served here; use GET or POST" in answer
