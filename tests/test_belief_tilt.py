@@ -23,7 +23,7 @@ from agents.heuristic.kernels.neu_belief import tilt_rows as neu_tilt
 from agents.search.evaluators import rollout_policy
 from agents.search.pimc import PIMCAgent
 from envs.not_your_mas_jong import NUM_TYPES, POW4, RANKS
-from tests.helpers import cli_error_line, redealt_twin
+from tests.helpers import redealt_twin
 from tests.test_evaluators import decisions
 
 ROWS = 20_000
@@ -204,30 +204,6 @@ def test_the_tilted_belief_is_refused_where_it_cannot_work():
         PIMCAgent("deadfall", 4, belief="tilted")
     with pytest.raises(ValueError, match="belief=tilted"):
         PIMCAgent("neu", 4, belief="tilted", evaluator="readable")
-
-
-def test_the_fit_brings_the_walked_hands_towards_the_real_ones(capsys):
-    """experiments.research.belief_tilt, tiny: each iteration's worst kind ratio (Neu) and the
-    distance laws' gap (Ma's Jong) shrink from the uniform start, and it prints the tables."""
-    from experiments.research import belief_tilt
-
-    got = belief_tilt.main(["--game", "neu", "--games", "4", "--iterations", "2"])
-    out = capsys.readouterr().out
-    worst = [float(line.split("worst ")[1].split(":")[0]) for line in out.splitlines() if "iteration" in line]
-    assert len(worst) == 3 and worst[-1] < worst[0] / 2
-    assert "BELIEF_TILT = np.array([" in out and got["logw"].shape == (18,)
-    got = belief_tilt.main(["--game", "not_your_mas_jong", "--players", "3", "--games", "2", "--iterations", "2"])
-    out = capsys.readouterr().out
-    gaps = [float(line.split("laws ")[1].split(";")[0]) for line in out.splitlines() if "iteration" in line]
-    assert gaps[-1] < gaps[0] / 2 and got["beta"] < 0
-    assert (np.diff(got["logw"][:, 1:], axis=1) <= 0).all()  # farther is never likelier
-
-
-def test_the_fit_says_what_is_wrong_in_one_line(capsys):
-    from experiments.research import belief_tilt
-
-    assert "invalid choice: 'deadfall'" in cli_error_line(belief_tilt.main, ["--game", "deadfall"], capsys)
-    assert "not_your_mas_jong" in cli_error_line(belief_tilt.main, ["--game", "not_your_mas_jong", "--players", "7"], capsys)
 
 
 def test_the_engine_keeps_what_each_seat_let_go_and_the_heuristic_never_lets_a_win_go():

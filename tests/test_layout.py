@@ -82,6 +82,21 @@ def test_floors_import_only_downwards(graph):
     assert not wrong, "\n".join(sorted(wrong))
 
 
+def test_the_product_never_imports_the_lab():
+    """lab/ may use the product; nothing of the product uses the lab, and the wheel leaves it out."""
+    modules = sources()
+    lab = {".".join(p.relative_to(ROOT).with_suffix("").parts): p for p in (ROOT / "lab").glob("*.py")}
+    lab["lab"] = lab.pop("lab.__init__")
+    everything = {**modules, **lab}
+    wrong = [f"{a} imports {b}" for a, path in modules.items() for b in imports_of(a, path, everything)
+             if b == "lab" or b.startswith("lab.")]
+    assert not wrong, "\n".join(sorted(wrong))
+    import tomllib
+
+    found = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert all(not "lab".startswith(pattern.rstrip("*")) for pattern in found), found
+
+
 def test_no_import_circle_between_files(graph):
     # A package's __init__ re-exporting its own modules is not a circle between files: the
     # module never needs the package body to run first. Every other edge counts.

@@ -161,7 +161,7 @@ def test_planted_simultaneous_decision_leak_is_caught(game, rules, monkeypatch):
 
 @pytest.mark.parametrize("game", ["neu", "not_your_mas_jong"])
 def test_redeal_depends_only_on_what_the_seat_knows(game):
-    # What experiments.research.headroom's fair searches rely on: two games that look the same to seat 0,
+    # What lab.headroom's fair searches rely on: two games that look the same to seat 0,
     # redealt with the same rng, come out the same.
     checked = 0
     for g in _states(game, 4, seed=11, every=7):

@@ -126,25 +126,6 @@ def test_the_commands_report_the_adjusted_difference_in_markdown_json_and_the_da
     assert "adjusted diff A − B" in (tmp_path / "c" / "results.md").read_text()
 
 
-def test_the_variance_script_prints_its_table_and_draws_the_ci_plot(tmp_path, capsys):
-    from experiments.research import luck_variance
-
-    luck_variance.main(["--games", "deadfall:4", "--deals", "3", "--agents", "heuristic,random", "--plot", str(tmp_path / "ci.png")])
-    out = capsys.readouterr().out
-    assert "| deadfall | 4 | heuristic vs random | 12 |" in out
-    assert (tmp_path / "ci.png").stat().st_size > 0
-
-
-def test_the_unbiasedness_script_reports_a_z_score(capsys):
-    """The full-size check (`--repeats 20 --deals 2000`) is a script; here three small runs."""
-    from experiments.research import luck_variance
-
-    luck_variance.main(["--games", "not_for_me:4", "--deals", "30", "--agents", "heuristic,random", "--repeats", "3"])
-    row = capsys.readouterr().out.strip().splitlines()[-1]
-    assert row.startswith("| not_for_me | 4 | 3 × 30 |")
-    assert abs(float(row.split("|")[-2])) < 4
-
-
 @pytest.mark.parametrize("write, message", [
     (lambda p, size: p.write_bytes(b"PK\x03\x04 truncated"), "not an .npz file"),
     (lambda p, size: np.savez(p, w=np.zeros(size + 1), b=np.float64(0)), "w has shape"),

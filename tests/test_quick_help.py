@@ -63,7 +63,7 @@ def commands() -> list[str]:
 def test_the_commands_are_found():
     found = commands()
     for name in ("experiments.play", "experiments.exploit", "experiments.tournament", "experiments.speed",
-                 "experiments.research.headroom", "train.ppo", "train.ppo_search"):
+                 "experiments.solve", "train.ppo", "train.ppo_search"):
         assert name in found
     assert set(TORCH_AT_IMPORT) <= set(found)
 

@@ -73,7 +73,7 @@ STRENGTH = 2**61 + 2**59  # first deal seed of the strength log (+ seed * 2**32)
 @dataclass
 class Args(ppo_warmstart.Args):
     teacher: str = field(default="heuristic", metadata={"help": "the agent to distil: any agent spec (heuristic, ppo:PATH, cfr:PATH, pimc, pimc:worlds=N, FILE.py:Name, package.module:Name)"})
-    teacher_data: str = field(default="", metadata={"help": "distil from this teacher.npz (a run folder's, or experiments.research.cheat_teacher's) instead of playing the teacher's games, or from several joined by commas; give --teacher the agent that made it, which checkpoints name"})
+    teacher_data: str = field(default="", metadata={"help": "distil from this teacher.npz (a run folder's, or lab.cheat_teacher's) instead of playing the teacher's games, or from several joined by commas; give --teacher the agent that made it, which checkpoints name"})
     soft_targets: float = field(default=0.5, metadata={"help": "share of each target given to softmax(option values / --value-temperature) when the teacher offers values"})
     departure_weight: float = field(default=1.0, metadata={"help": "weight in the fit of the decisions where the teacher leaves the heuristic's move (the rest weigh 1): they are few, and they are what the teacher adds"})
     value_temperature: float = field(default=1.0, metadata={"help": "temperature of the soft targets, in the game's score units"})

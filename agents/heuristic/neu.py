@@ -74,7 +74,7 @@ class NeuHeuristic(KernelHeuristic):
     # an other seat's hand. This strategy keeps safe cards and spends large numbers early, so its
     # hands hold more Pass, Turn, -10 and -1 cards and fewer 10s and 101s than a uniform redeal.
     # Fitted in heuristic self-play (4 players), so that the walked hands' kinds match the real
-    # hands': python -m experiments.research.belief_tilt --game neu
+    # hands': python -m lab.belief_tilt --game neu
     BELIEF_TILT = np.array([0.261, 0.165, 0.053, -0.048, -0.038, -0.113, -0.119, -0.226, -0.334, -0.431, -0.205, 0.318,
                             0.366, -0.339, 0.252, 0.372, -0.206, 0.271])
     BELIEF_SWEEPS = 10  # proposals per card in the other hands

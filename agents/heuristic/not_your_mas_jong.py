@@ -166,7 +166,7 @@ class NotYourMasJongHeuristic(KernelHeuristic):
     # ...), BELIEF_BETA per type on its discard pile that would bring its hand closer now, and
     # BELIEF_GAMMA per type it let go with its present hand that would have completed it.
     # Fitted in heuristic self-play, so that the walked hands' distances and such types match
-    # the real hands': python -m experiments.research.belief_tilt --game not_your_mas_jong --players N
+    # the real hands': python -m lab.belief_tilt --game not_your_mas_jong --players N
     BELIEF_TILT = {
         4: np.array([
         [0.0, 0.0, -4.179, -12.0, -12.0, -12.0, -12.0],

@@ -13,9 +13,7 @@ Per game (4 players), on the same decisions (states with a choice, from random p
   straight into batch rows (`VectorEnv.sample_rows`: the same worlds, drawing included in
   the time); the values must agree;
 * `pimc`'s milliseconds per decision at 8 and 64 worlds with each evaluator, everything
-  counted (sampling the worlds included);
-* in Neu also the readable search of experiments/research/headroom.py (`RolloutSearch`,
-  8 redeals) per decision, against pimc's at 8 worlds on the batched evaluator.
+  counted (sampling the worlds included).
 
 Times are this process's CPU time (no kernel here runs threads, so one core), the median
 over repeats.
@@ -97,29 +95,13 @@ def _pimc_ms(game: str, states: list, worlds: int, evaluator: str) -> float:
     return 1000 * (time.process_time() - start) / len(states)
 
 
-def _rollout_search_ms(game: str, states: list, worlds: int) -> float | None:
-    from experiments.research import headroom
-
-    # Neu only: Ma's Jong's readable search searches its steal decisions alone
-    make = {"neu": headroom.NeuSearch}.get(game)
-    if make is None:
-        return None
-    start = time.process_time()
-    for e in states:
-        s = e.current_player
-        agent = make(s, e, worlds)
-        agent.act({"observation": e.observe(s), "action_mask": e.legal_mask()})
-    return 1000 * (time.process_time() - start) / len(states)
-
-
 def print_search_speed(games, repeats: int = 3, count: int = 10) -> None:
     print(f"search speed, {count} decisions per game, 4 players (CPU time, one core, median of {repeats}); play-outs: "
           f"{PLAY_OUT_WORLDS} worlds x every legal move, heuristic, to the round's end")
     print("| game | sampled worlds/s | play-out steps/s readable | batched, stepped from Python | batched "
           "| batched, worlds drawn in rows | batched in rows / readable "
-          "| pimc ms/decision, 8 worlds: readable | batched | 64 worlds: readable | batched "
-          "| RolloutSearch ms (8 redeals) | RolloutSearch / pimc batched (8) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| pimc ms/decision, 8 worlds: readable | batched | 64 worlds: readable | batched |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     med = statistics.median
     for game in games:
         states = decisions(game, count)
@@ -131,7 +113,7 @@ def print_search_speed(games, repeats: int = 3, count: int = 10) -> None:
         _pimc_ms(game, states[:1], 1, "batched")
         rng = np.random.default_rng(0)
         infos = [e.information_state(e.current_player) for e in states]
-        samples, rates, pimc, search = [], {"readable": [], "stepped": [], "batched": [], "rows": []}, {}, []
+        samples, rates, pimc = [], {"readable": [], "stepped": [], "batched": [], "rows": []}, {}
         for _ in range(repeats):
             start = time.process_time()
             for info in infos:
@@ -150,11 +132,7 @@ def print_search_speed(games, repeats: int = 3, count: int = 10) -> None:
             for worlds in PIMC_WORLDS:
                 for kind in ("readable", "batched"):
                     pimc.setdefault((worlds, kind), []).append(_pimc_ms(game, states, worlds, kind))
-            r = _rollout_search_ms(game, states, 8)
-            if r is not None:
-                search.append(r)
         ratio = med(rates["rows"]) / med(rates["readable"])
         cells = [f"{med(pimc[w, k]):.1f}" for w in PIMC_WORLDS for k in ("readable", "batched")]
-        rs = f"{med(search):.1f} | {med(search) / med(pimc[8, 'batched']):.1f}x" if search else "- | -"
         print(f"| {game} | {med(samples):,.0f} | {med(rates['readable']):,.0f} | {med(rates['stepped']):,.0f} | {med(rates['batched']):,.0f} | "
-              f"{med(rates['rows']):,.0f} | {ratio:.1f}x | {' | '.join(cells)} | {rs} |")
+              f"{med(rates['rows']):,.0f} | {ratio:.1f}x | {' | '.join(cells)} |")

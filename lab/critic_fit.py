@@ -1,7 +1,7 @@
 """How much of a seat's return can a value function predict? A held-out check of the critic.
 
-    python -m experiments.research.critic_fit --checkpoint agents/checkpoints/not_your_mas_jong_4p_hint.pt
-    python -m experiments.research.critic_fit --checkpoint agents/checkpoints/neu_4p.pt --gamma 0.9
+    python -m lab.critic_fit --checkpoint agents/checkpoints/not_your_mas_jong_4p_hint.pt
+    python -m lab.critic_fit --checkpoint agents/checkpoints/neu_4p.pt --gamma 0.9
 
 PPO's advantage is "return minus the critic's guess". When the critic explains
 little of the return, the advantage of a single move is mostly the noise of
@@ -129,7 +129,7 @@ def critic_fit(path: str, steps: int, gamma: float | None, epochs: int, opponent
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = ArgumentParser(prog="python -m experiments.research.critic_fit", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m lab.critic_fit", description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", required=True, help="a train.ppo checkpoint or exported policy (.pt)")
     parser.add_argument("--steps", type=int, default=60_000, help="env steps of play to collect")
     parser.add_argument("--gamma", type=float, default=None, help="discount per own decision (default: the checkpoint's)")

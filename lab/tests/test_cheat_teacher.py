@@ -1,4 +1,4 @@
-"""experiments.research.cheat_teacher: an upper bound's decisions as a teacher file for train.ppo_search."""
+"""lab.cheat_teacher: an upper bound's decisions as a teacher file for train.ppo_search."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import envs
-from experiments.research import cheat_teacher
+from lab import cheat_teacher
 from train import ppo_search
 from tests.helpers import cli_error_line
 

@@ -1,8 +1,8 @@
 """Fit pimc's ``belief=tilted``: how the heuristic's hidden hands differ from a uniform redeal.
 
-    python -m experiments.research.belief_tilt --game neu
-    python -m experiments.research.belief_tilt --game not_your_mas_jong --players 4
-    python -m experiments.research.belief_tilt --game not_your_mas_jong --players 3
+    python -m lab.belief_tilt --game neu
+    python -m lab.belief_tilt --game not_your_mas_jong --players 4
+    python -m lab.belief_tilt --game not_your_mas_jong --players 3
 
 Heuristic self-play gives information states (every third decision with a choice, of any
 seat) and, for each, the other seats' real hands. For each state, rows are drawn uniformly
@@ -146,7 +146,7 @@ def fit_mas_jong(n: int, games: int, seed: int, iterations: int) -> tuple[np.nda
 
 
 def main(argv=None) -> dict:
-    p = cli.ArgumentParser(prog="python -m experiments.research.belief_tilt", description=__doc__.split("\n\n")[0])
+    p = cli.ArgumentParser(prog="python -m lab.belief_tilt", description=__doc__.split("\n\n")[0])
     p.add_argument("--game", required=True, choices=("neu", "not_your_mas_jong"), help="a game whose heuristic has a belief kernel")
     p.add_argument("--players", type=cli.count, default=4, help="player count")
     p.add_argument("--games", type=cli.count, default=None, help="self-play games (default: 300 for Neu, 60 for Ma's Jong)")

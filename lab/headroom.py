@@ -1,7 +1,7 @@
 """How much room is there above a heuristic? Variants of it, each against the standard one.
 
-    python -m experiments.research.headroom --game neu --deals 2000 --workers 2
-    python -m experiments.research.headroom --game not_your_mas_jong --deals 300
+    python -m lab.headroom --game neu --deals 2000 --workers 2
+    python -m lab.headroom --game not_your_mas_jong --deals 300
 
 PPO's 4-player bar asks for first place in more than 30% of games against three
 heuristics. When PPO stalls below that, this script asks whether the room is
@@ -22,7 +22,7 @@ Variants:
   whether looking ahead, with no more knowledge than the seat's, finds better
   moves. Both are slow (about 2.5 s a game), so they run only when named:
 
-      python -m experiments.research.headroom --game neu --deals 300 --workers 2 \\
+      python -m lab.headroom --game neu --deals 300 --workers 2 \\
           --variants "fair search: 32 redeals per move played out to the end of the round"
 
 * **not_your_mas_jong**: never steal for a set; steal for a set whenever it
@@ -265,7 +265,7 @@ class _Serial:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = ArgumentParser(prog="python -m experiments.research.headroom", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m lab.headroom", description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", required=True, help=f"one of: {', '.join(VARIANTS)}")
     parser.add_argument("--deals", type=int, default=300, help="deals per variant (each played in all 4 seats)")
     parser.add_argument("--variants", default="", help="comma-separated variant names (default: all for the game but the slow searches)")

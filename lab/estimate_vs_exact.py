@@ -7,7 +7,7 @@ trains a best response on the same preset and measures its edge on held-out deal
 learner's score minus the target's in the same seat, a game, which on the preset is the same
 unit). This script runs both for each target and budget and writes a table.
 
-    python -m experiments.research.estimate_vs_exact --game neu --targets random,heuristic --steps 100000,1000000,10000000 --out runs/estimate_vs_exact
+    python -m lab.estimate_vs_exact --game neu --targets random,heuristic --steps 100000,1000000,10000000 --out runs/estimate_vs_exact
 
 Each training is a run folder of its own under ``--out`` (so a run never overwrites another),
 and ``table.md`` / ``table.json`` there hold the result; a target or budget already in
@@ -42,7 +42,7 @@ def exact_gain(game: str, target: str) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.research.estimate_vs_exact", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m lab.estimate_vs_exact", description=__doc__.split("\n\n")[0])
     p.add_argument("--game", default="neu", help="a game with a small preset (default: neu)")
     p.add_argument("--targets", default="random,heuristic", help="comma-separated agent specs (default: random,heuristic)")
     p.add_argument("--steps", default="100000,1000000,10000000", help="comma-separated training budgets in env steps")

@@ -1,6 +1,6 @@
 """Teacher data from an upper bound: a search that sees every hand, in one seat against heuristics.
 
-    python -m experiments.research.cheat_teacher --game not_your_mas_jong --players 4 --games 2000 \\
+    python -m lab.cheat_teacher --game not_your_mas_jong --players 4 --games 2000 \\
         --features --workers 2 --out runs/cheat_teacher/mj4p.npz
     python -m train.ppo_search --game not_your_mas_jong --players 4 --features \\
         --teacher-data runs/cheat_teacher/mj4p.npz --steps 1 --rollout-steps 1 --out runs/mj4p_cheat_clone
@@ -144,7 +144,7 @@ def collect(game: str, n: int, games: int, spec: str = DEFAULT_SPEC, features: b
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.research.cheat_teacher", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lab.cheat_teacher", description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", default="not_your_mas_jong", choices=envs.available_games())
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--games", type=int, default=200, help="games played (the teacher in one seat of each)")

@@ -1,4 +1,4 @@
-"""experiments.research.headroom: heuristic variants against the standard heuristic."""
+"""lab.headroom: heuristic variants against the standard heuristic."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import envs
 from agents import make_agent
-from experiments.research import headroom as H
+from lab import headroom as H
 from tests.helpers import cli_error_line, heuristic_decisions
 
 

@@ -1,11 +1,11 @@
-"""experiments.research.critic_fit: returns along each seat's stream, held-out explained variance, CLI errors."""
+"""lab.critic_fit: returns along each seat's stream, held-out explained variance, CLI errors."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from experiments.research import critic_fit as C
+from lab import critic_fit as C
 from tests.helpers import cli_error_line
 
 

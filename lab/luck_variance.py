@@ -2,8 +2,8 @@
 plain, duplicate and adjusted scores, the cost of the corrections, and (``--plot``) the 95% CI
 half-width against the number of deals for the three estimators, one panel per game.
 
-    python -m experiments.research.luck_variance --deals 30 --plot luck.png
-    python -m experiments.research.luck_variance --repeats 20 --deals 2000 --agents heuristic,random   # unbiased?
+    python -m lab.luck_variance --deals 30 --plot luck.png
+    python -m lab.luck_variance --repeats 20 --deals 2000 --agents heuristic,random   # unbiased?
 
 The games are played once on the batched engine with their moves recorded; the corrections are
 then computed from the moves for the values V (`experiments.tournament.luck`): the one a
@@ -116,7 +116,7 @@ def plot(rows: list[dict], path: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m experiments.research.luck_variance", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m lab.luck_variance", description=__doc__.split("\n\n")[0])
     p.add_argument("--deals", type=int, default=30)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--agents", default="ppo,heuristic")

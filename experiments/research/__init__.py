@@ -1,1 +1,0 @@
-"""Research commands: questions about the baselines, not part of the product (`docs/research-log.md`)."""
