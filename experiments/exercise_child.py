@@ -178,8 +178,8 @@ def serve(path: Path, number: int) -> None:
         out.write(frame)
 
     try:
-        # Imported before the guard: importing envs reads every source file of envs/ and agents/,
-        # the players' too, to key numba's cache by them (envs.kernel_cache); the file may not.
+        # Imported before the guard: importing envs sets up numba's cache (envs.kernel_cache), which
+        # reads the sources a kernel compiles in (players' files among them); the file may not.
         import envs  # noqa: F401
 
         _guard(path, number)
