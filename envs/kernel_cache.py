@@ -47,7 +47,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]  # the folder holding envs/ and agents/
-PACKAGES = ("envs", "agents", "train", "experiments")  # where kernels live and what they compile in
+PACKAGES = ("envs", "agents", "train", "experiments", "lab")  # where kernels live and what they compile in
 KEEP_SECONDS = 7 * 24 * 3600
 _FOLDER: list[Path] = []  # the parent of the key folders, once `use()` has chosen it
 
