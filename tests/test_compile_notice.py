@@ -71,9 +71,8 @@ def test_the_notice_is_said_once_then_one_line_per_kernel_and_never_for_other_co
 def test_each_game_is_named_once_with_its_own_estimate():
     out = io.StringIO()
     notice = compiling.CompileNotice(out)
-    for module in ("envs.vector.neu", "agents.heuristic.kernels.neu_belief", "envs.vector.loops",
-                   "agents.heuristic.kernels.not_your_mas_jong", "agents.heuristic.kernels.mas_jong_belief",
-                   "agents.heuristic.kernels.mas_jong_history"):
+    for module in ("envs.vector.neu", "agents.heuristic.kernels.neu", "envs.vector.loops",
+                   "agents.heuristic.kernels.not_your_mas_jong", "envs.vector.not_your_mas_jong"):
         func = SimpleNamespace(__module__=module, __name__="kernel", __code__=compiling.failed.__code__)
         notice.on_start(_event(func, True))
         notice.on_end(_event(func, False))

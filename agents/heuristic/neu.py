@@ -69,25 +69,6 @@ class NeuHeuristic(KernelHeuristic):
                 best, best_score = a, score
         return best
 
-    # -- search's belief: the others' hands as this strategy's hands look ---------------
-    # pimc's belief=tilted (agents.heuristic.kernels.neu_belief): a log weight per card kind in
-    # an other seat's hand. This strategy keeps safe cards and spends large numbers early, so its
-    # hands hold more Pass, Turn, -10 and -1 cards and fewer 10s and 101s than a uniform redeal.
-    # Fitted in heuristic self-play (4 players), so that the walked hands' kinds match the real
-    # hands': python -m lab.belief_tilt --game neu
-    BELIEF_TILT = np.array([0.261, 0.165, 0.053, -0.048, -0.038, -0.113, -0.119, -0.226, -0.334, -0.431, -0.205, 0.318,
-                            0.366, -0.339, 0.252, 0.372, -0.206, 0.271])
-    BELIEF_SWEEPS = 10  # proposals per card in the other hands
-
-    def tilt_rows(self, venv, rows: np.ndarray, info: dict, rng: np.random.Generator) -> None:
-        """Move the worlds in batch rows `rows`, drawn from the information state `info`, towards
-        this strategy's hands (pimc's ``belief=tilted``; `agents.heuristic.kernels.neu_belief`)."""
-        from agents.heuristic.kernels.neu_belief import tilt_rows
-
-        tilt_rows(venv._st, np.asarray(rows, np.int64), int(info["seat"]), self.BELIEF_TILT, self.BELIEF_SWEEPS,
-                  int(rng.integers(2**31)))
-        venv.views(rows)
-
     def terms(self, observation: dict) -> dict[int, tuple[float, float, float]]:
         """For each legal action: (attack, now, future), the three chances the score weighs
         (the next player stuck; me stuck on my own second play; me stuck later)."""

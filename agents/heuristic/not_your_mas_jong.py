@@ -27,8 +27,6 @@ import numpy as np
 
 from agents.heuristic.batch import KernelHeuristic
 from agents.heuristic.hand_distance import shanten, shanten_each
-# The compiled twin (tested equal to the readable one), for search's many worlds:
-from agents.heuristic.kernels.hand_distance import shanten_each as kernel_shanten_each, tables
 from envs.not_your_mas_jong import (
     A_PASS,
     A_STEAL_WIN,
@@ -44,17 +42,6 @@ from envs.not_your_mas_jong import (
     SET_STEAL_CARDS,
     holds_set_steal,
 )
-
-
-def passed_counts(info: dict) -> np.ndarray:
-    """``[seat, type]``: how many of each type each seat let go, with the hand it holds now, since
-    that hand last changed (the engine's public ``passed_on``, from the information state)."""
-    passed = info["representative"]["passed_on"]
-    counts = np.zeros((len(passed), NUM_TYPES), np.int64)
-    for s, cards in enumerate(passed):
-        for k in cards:
-            counts[s, k] += 1
-    return counts
 
 
 @lru_cache(maxsize=200_000)
@@ -159,86 +146,3 @@ class NotYourMasJongHeuristic(KernelHeuristic):
     def worth_stealing(self, distance: int, distance_after: int) -> bool:
         """Steal for a set only when it leaves the hand strictly closer to complete."""
         return distance_after < distance
-
-    # -- search's belief: the others' hands as this strategy's hands look ---------------
-    # pimc's belief=tilted (agents.heuristic.kernels.mas_jong_belief): log weights of an other
-    # seat's hand distance (columns 0..6, 6 = 6 or more) by cards left to draw (rows: 0-4, 5-9,
-    # ...), BELIEF_BETA per type on its discard pile that would bring its hand closer now, and
-    # BELIEF_GAMMA per type it let go with its present hand that would have completed it.
-    # Fitted in heuristic self-play, so that the walked hands' distances and such types match
-    # the real hands': python -m lab.belief_tilt --game not_your_mas_jong --players N
-    BELIEF_TILT = {
-        4: np.array([
-        [0.0, 0.0, -4.179, -12.0, -12.0, -12.0, -12.0],
-        [0.0, 0.0, -4.35, -8.337, -8.337, -8.337, -8.337],
-        [0.0, 0.0, -4.095, -7.577, -7.577, -7.577, -7.577],
-        [0.0, 0.0, -3.574, -5.995, -7.479, -9.181, -9.181],
-        [0.0, 0.0, -2.849, -4.78, -5.885, -12.0, -12.0],
-        [0.0, 0.0, -2.373, -3.832, -4.393, -5.078, -7.804],
-        [0.0, 0.0, -1.759, -2.583, -2.886, -2.886, -3.512],
-        [0.0, 0.0, -1.759, -2.583, -2.886, -2.886, -3.512],
-        [0.0, 0.0, -1.759, -2.583, -2.886, -2.886, -3.512],
-    ]),
-        3: np.array([
-        [0.0, 0.0, -12.0, -12.0, -12.0, -12.0, -12.0],
-        [0.0, 0.0, -12.0, -12.0, -12.0, -12.0, -12.0],
-        [0.0, 0.0, -8.781, -12.0, -12.0, -12.0, -12.0],
-        [0.0, 0.0, -5.911, -12.0, -12.0, -12.0, -12.0],
-        [0.0, 0.0, -5.614, -10.602, -12.0, -12.0, -12.0],
-        [0.0, 0.0, -3.742, -6.744, -10.454, -10.454, -10.454],
-        [0.0, 0.0, -3.458, -5.595, -7.624, -11.384, -11.384],
-        [0.0, 0.0, -2.73, -4.125, -5.104, -9.593, -9.593],
-        [0.0, 0.0, -2.172, -2.777, -3.16, -3.16, -3.16],
-    ]),
-    }
-    BELIEF_BETA = {4: -3.632, 3: -3.376}
-    # A type a seat let go with its present hand that would have completed it: this strategy
-    # always steals to win, so such a hand is (all but) ruled out.
-    BELIEF_GAMMA = -12.0
-    BELIEF_WIDTH = 5  # cards to draw per row of BELIEF_TILT
-    BELIEF_SWEEPS = 10  # proposals per card in the other hands
-
-    def tilt_rows(self, venv, rows: np.ndarray, info: dict, rng: np.random.Generator) -> None:
-        """Move the worlds in batch rows `rows`, drawn from the information state `info`, towards
-        this strategy's hands (pimc's ``belief=tilted``; `agents.heuristic.kernels.mas_jong_belief`)."""
-        from agents.heuristic.kernels.mas_jong_belief import tilt_rows
-
-        add, dist = tables()
-        n = self.num_players
-        tilt_rows(venv._st, np.asarray(rows, np.int64), int(info["seat"]), self.BELIEF_TILT[n], self.BELIEF_BETA[n],
-                  passed_counts(info), self.BELIEF_GAMMA, self.BELIEF_WIDTH, add, dist, self.BELIEF_SWEEPS,
-                  int(rng.integers(2**31)))
-        venv.views(rows)
-
-    def history_belief(self, seed: int):
-        """Worlds that replay the round's record with this strategy in every other seat (pimc's
-        ``belief=history``; `agents.heuristic.kernels.mas_jong_history`)."""
-        from agents.heuristic.kernels.mas_jong_history import HistoryBelief
-
-        return HistoryBelief(self.num_players, seed=seed)
-
-    # -- reading the others' discards (search's belief) --------------------------------
-    # The likelihood factor of a world whose discards this strategy could not have made: not 0,
-    # so that a player who plays otherwise (a person, a network) only tilts the belief.
-    EVIDENCE_SLACK = 0.1
-
-    def evidence(self, world, seat: int) -> float:
-        """How likely, with this strategy in every other seat, the discards on top of their piles
-        are, given `world`'s hands (a full state, e.g. `envs.belief.sample_world`): the product
-        over the other seats of 1 where that discard, from the seat's hand with it put back,
-        keeps the smallest distance (a discard this strategy can make) and `EVIDENCE_SLACK`
-        where it does not. The top card of a pile is the seat's last discard that nobody stole,
-        and the seat has not drawn since (it draws only on its turn, and then discards again).
-        Search draws worlds in proportion to it (pimc's ``belief=discards``)."""
-        add, dist = tables()
-        after = np.zeros(NUM_TYPES, np.int64)
-        like = 1.0
-        for q, pile in enumerate(world.discard_piles):
-            if q == seat or not pile:
-                continue
-            hand = np.array(world.hands[q], np.int64)
-            hand[pile[-1]] += 1
-            kernel_shanten_each(hand, len(world.locked_sets[q]), -1, add, dist, after)
-            if after[pile[-1]] != after[hand > 0].min():
-                like *= self.EVIDENCE_SLACK
-        return like

@@ -155,16 +155,12 @@ class BatchedEvaluator:
         return self._play(worlds, moves, seeds)
 
     def evaluate_sampled(self, info: dict, seat: int, first_moves: Sequence[int], count: int,
-                         rng: np.random.Generator, adjust: Any = None) -> np.ndarray:
+                         rng: np.random.Generator) -> np.ndarray:
         """`evaluate` of ``count`` worlds drawn from the information state `info`, with the same
         draws of `rng` as ``worlds = [sample_world(info, rng) for _ in range(count)]`` followed by
         ``seeds = rng.integers(2**62, size=count)``, and the same values as ``evaluate(worlds,
         seat, first_moves, seeds)``; but the worlds are drawn straight into batch rows
-        (`VectorEnv.sample_rows`), never built as engines. ``[count, M, num_players]``.
-
-        ``adjust(venv, rows, info, rng)``, when given, moves the drawn worlds in their rows before
-        the play-outs (pimc's ``belief=tilted``: the play-out policy's ``tilt_rows``), drawing
-        from `rng` after the worlds and before the seeds."""
+        (`VectorEnv.sample_rows`), never built as engines. ``[count, M, num_players]``."""
         moves = np.asarray(first_moves, dtype=np.int64).reshape(-1)
         if info.get("seat") != seat or seat not in range(self.num_players) or not info.get("legal"):
             raise ValueError(f"evaluate_sampled: the information state must be seat {seat}'s, with seat {seat} to act")
@@ -176,8 +172,6 @@ class BatchedEvaluator:
         rows = np.arange(R, dtype=np.int64)
         venv = self._env(world, R)
         venv.sample_rows(rows[::M], info, rng)
-        if adjust is not None:  # the worlds moved towards a belief other than the uniform one
-            adjust(venv, rows[::M], info, rng)
         seeds = rng.integers(2**62, size=count)
         values = self._play_loaded(venv, rows, np.tile(moves, count), np.repeat(seeds, M), M)
         return values.reshape(count, M, self.num_players)

@@ -22,7 +22,7 @@ CHOICES = ("safe", "max")
 PILES = ("known", "shuffled")  # pimc_cheat: the draw pile's order seen, or shuffled in every world
 # pimc: worlds drawn uniformly, weighted by the others' public moves, walked towards the policy's
 # hands, or drawn from chains that replay the round's record with the policy in the other seats
-BELIEFS = ("uniform", "evidence", "tilted", "history")
+BELIEFS = ("uniform",)  # the others measured no gain and left (lab/log/2026-12.md)
 
 COMMON = {"ms": None, "rollout": "heuristic", "horizon": "round", "evaluator": "batched"}
 PIMC = {"worlds": None, "choice": "safe", "z": None, "belief": "uniform", **COMMON}  # None: pimc's defaults for the game

@@ -54,25 +54,10 @@ or ``pimc:ms=20``):
 * ``horizon``: ``round`` (to the next score event, default) or ``game``;
 * ``evaluator``: ``batched`` (play-outs on the batched engine, default) or ``readable``
   (on the readable engines, the reference). Both give the same values, so the same moves;
-* ``belief``: ``uniform`` (default: every hidden card equally likely anywhere it could be,
-  `envs.belief.sample_world`) or ``evidence``: the worlds that fit the others' public moves
-  under the play-out policy are kept more often (rejection sampling on the policy's
-  ``evidence(world, seat)``, a likelihood factor in (0, 1]; up to `EVIDENCE_TRIES` uniform
-  worlds per world kept). The Ma's Jong heuristic reads each other seat's last discard; a
-  policy without ``evidence`` leaves the worlds uniform. Or ``tilted``: the worlds are drawn
-  uniformly into batch rows, then walked (a Metropolis chain over redeals of the hidden cards)
-  towards the play-out policy's own hands, as its ``tilt_rows`` models them: the Neu heuristic
-  keeps safe cards and spends large numbers, the Ma's Jong heuristic holds hands close to
-  complete that do not need what it threw (docs/search.md). It needs the batched evaluator
-  and a policy with ``tilt_rows`` (the Neu and Ma's Jong heuristics); elsewhere it is refused.
-  Or ``history``: each world is a chain of redeals that replays the whole round's record
-  (``info["log"]``) with the play-out policy in the other seats, walked by Metropolis steps
-  towards the arrangements under which that policy made their moves (the Ma's Jong heuristic's
-  ``history_belief``, `agents.heuristic.kernels.mas_jong_history`); one set of chains per game,
-  made in ``reset``. It needs the batched evaluator; elsewhere it is refused.
-  With the uniform belief and the batched evaluator, the worlds are drawn straight into batch
-  rows (`BatchedEvaluator.evaluate_sampled`, `VectorEnv.sample_rows`): the same worlds, seeds
-  and moves as drawing engines first (``sample_in_rows``), a few µs a world.
+* ``belief``: ``uniform``, the only one (every hidden card equally likely anywhere it could
+  be, `envs.belief.sample_world`). With the batched evaluator the worlds are drawn straight
+  into batch rows (`BatchedEvaluator.evaluate_sampled`, `VectorEnv.sample_rows`): the same
+  worlds, seeds and moves as drawing engines first (``sample_in_rows``), a few µs a world.
 
 `PIMCCheat` (spec ``pimc_cheat``) is an upper bound, not a fair player: runners hand it
 the real game through ``cheat_inform(engine)`` (a copy), and its worlds are that true state
@@ -108,7 +93,6 @@ GAME_DEFAULTS = {"neu": {"worlds": 256, "z": 1.0}, "deadfall": {"worlds": 256}, 
                  "not_your_mas_jong": {"worlds": 32}}
 MIN_ROUND_WORLDS = 2  # a round's paired differences need two worlds for a spread
 MAX_HALVINGS = 2  # each round is a play-out's length of batched steps, whatever its width: few, wide rounds
-EVIDENCE_TRIES = 4  # belief=evidence: uniform worlds drawn per world kept, at most
 MS_CHUNK_PLAYOUTS = 32  # with an ms budget, play-outs evaluated between two looks at the clock
 
 __all__ = ["DEFAULTS", "MAX_WORLDS", "PIMCAgent", "PIMCCheat", "parse_search_options", "SearchAgent"]
@@ -206,32 +190,12 @@ class PIMCAgent(SearchAgent):
         self._play_outs(game, num_players, rollout, horizon, evaluator)
         self.policy = rollout_policy(rollout, game, num_players)
         self.belief = check_option(kind, "belief", belief)
-        # The weight of a world's public moves under the play-out policy (None: it has none to give).
-        self._evidence = getattr(self.policy, "evidence", None) if self.belief == "evidence" else None
-        # Worlds walked towards the play-out policy's hands, in batch rows (None: uniform).
-        self._tilt = getattr(self.policy, "tilt_rows", None) if self.belief == "tilted" else None
-        if self.belief == "tilted" and (self._tilt is None or not hasattr(self.evaluator, "evaluate_sampled")):
-            raise ValueError(f"{kind}: belief=tilted needs evaluator=batched and a play-out policy that models its own "
-                             f"hands (the Neu and Ma's Jong heuristics); {rollout} in {game} with evaluator={evaluator} has none")
-        # Chains over the round's record, one set per game (made in reset).
-        self._new_history = getattr(self.policy, "history_belief", None) if self.belief == "history" else None
-        if self.belief == "history" and (self._new_history is None or not hasattr(self.evaluator, "evaluate_sampled")):
-            raise ValueError(f"{kind}: belief=history needs evaluator=batched and a play-out policy whose moves it can "
-                             f"read in the record (the Ma's Jong heuristic); {rollout} in {game} with "
-                             f"evaluator={evaluator} has none")
         super().__init__(game, num_players, seed)
         self.reset()
-        # Uniform worlds go straight into batch rows when the evaluator can draw them there
+        # Worlds go straight into batch rows when the evaluator can draw them there
         # (the same worlds from the same draws as draw_worlds, without building engines).
-        self.sample_in_rows = self._evidence is None and type(self).draw_worlds is PIMCAgent.draw_worlds
+        self.sample_in_rows = type(self).draw_worlds is PIMCAgent.draw_worlds
         self.searched = self.deviated = 0  # decisions searched, and those where it left the policy's move
-        self.short = 0  # worlds the evidence belief filled with rejected ones (EVIDENCE_TRIES ran out)
-
-    def reset(self) -> None:
-        super().reset()
-        if getattr(self, "_new_history", None) is not None:
-            self.history = self._new_history(int(self.rng.integers(2**63)))
-            self._tilt = self.history.fill_rows
 
     @property
     def steps(self) -> int:
@@ -239,25 +203,13 @@ class PIMCAgent(SearchAgent):
         return self.evaluator.steps
 
     def draw_worlds(self, info: dict, count: int) -> list:
-        if self._evidence is None:
-            return [sample_world(info, self.rng) for _ in range(count)]
-        # Rejection sampling: a uniform world is kept with probability evidence(world) <= 1,
-        # so the kept ones follow the belief that the others played the play-out policy.
-        # After EVIDENCE_TRIES draws per world, the last rejected ones fill in.
-        kept, rejected, seat = [], [], info["seat"]
-        for _ in range(EVIDENCE_TRIES * count):
-            world = sample_world(info, self.rng)
-            (kept if self.rng.random() < self._evidence(world, seat) else rejected).append(world)
-            if len(kept) == count:
-                return kept
-        self.short += count - len(kept)
-        return kept + rejected[len(kept) - count:]
+        return [sample_world(info, self.rng) for _ in range(count)]
 
     def _play(self, info: dict, seat: int, moves: np.ndarray, count: int) -> np.ndarray:
         """`count` new worlds, every one of `moves` played in each: the seat's values [count, moves]."""
         if self.sample_in_rows and hasattr(self.evaluator, "evaluate_sampled"):
             # the same worlds and seeds, drawn straight into the evaluator's rows
-            return self.evaluator.evaluate_sampled(info, seat, moves, count, self.rng, self._tilt)[:, :, seat]
+            return self.evaluator.evaluate_sampled(info, seat, moves, count, self.rng)[:, :, seat]
         worlds = self.draw_worlds(info, count)
         seeds = self.rng.integers(2**62, size=count)
         return self.evaluator.evaluate(worlds, seat, moves, seeds)[:, :, seat]

@@ -29,11 +29,9 @@ GAME_NAMES = {"not_for_me": "Not For Me", "deadfall": "Deadfall", "neu": "Neu", 
 
 
 def game_of(module: str, name: str = "") -> str | None:
-    """The game whose kernels a module holds ("envs.vector.neu", "agents.heuristic.kernels.neu_belief"),
+    """The game whose kernels a module holds ("envs.vector.neu", "agents.heuristic.kernels.neu"),
     or else the game a kernel is named by ("agents.lineups", "neu"), if one."""
     last = module.rsplit(".", 1)[-1]
-    if last in ("mas_jong_belief", "mas_jong_history"):
-        return "not_your_mas_jong"
     for word in (last, name.lstrip("_")):
         game = next((g for g in sorted(COMPILE_SECONDS, key=len, reverse=True) if word == g or word.startswith(g + "_")), None)
         if game is not None:

@@ -10,10 +10,9 @@ same way (tests/test_batched_agents.py compares every move of thousands of
 games). Observation offsets come from the engines'
 ``OBS_*`` constants.
 
-``cache=True`` keeps the compiled code on disk. Numba's cache does not notice
-an edit in another module that a kernel reads constants from (an engine's
-offsets, a heuristic's weights, `common`): after such an edit, delete
-``agents/heuristic/kernels/__pycache__``.
+``cache=True`` keeps the compiled code on disk, keyed by every file a kernel
+compiles in (`envs.kernel_cache`): an edit to an engine's offsets, a
+heuristic's weights or `common` compiles the kernels that read them again.
 
 ``python -m agents.heuristic.kernels`` measures moves per second of each kernel
 against its readable heuristic, in one process.
