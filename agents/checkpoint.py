@@ -12,7 +12,6 @@ the file:
     critic        "plain" or "global" (the value also read env.state())
     features      the policy also read the game's hand-made features
     hint          ... and a one-hot of the heuristic's move
-    oracle        ... and the full state (a training checkpoint of `train.ppo_oracle`; never played)
     critic_size   the critic's input size
     hidden        width of the two hidden layers
     model         the ActorCritic state dict (weights and input normalisers)
@@ -68,7 +67,7 @@ MAX_WEIGHT = 1e4  # every weight and bias (trained ones: below 1)
 CODE_OPCODES = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "BUILD", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
 
 
-KEYS = frozenset(HEADER) | {"format", "critic", "features", "hint", "oracle", "made_by", "args", "meta", "optimizer"}  # a checkpoint's top level
+KEYS = frozenset(HEADER) | {"format", "critic", "features", "hint", "made_by", "args", "meta", "optimizer"}  # a checkpoint's top level
 MAX_COMMAND = 8000  # characters of made_by's command and teacher (a long command line: under 1,000)
 MAX_PICKLE = 4 << 20  # bytes of a checkpoint's pickle (the shipped ones: under 10 kB)
 _ITEMSIZE = {"Double": 8, "Float": 4, "Half": 2, "BFloat16": 2, "Long": 8, "Int": 4, "Short": 2, "Char": 1, "Byte": 1, "Bool": 1}
@@ -244,14 +243,14 @@ def _header(ckpt: Any, path: Path) -> tuple:
     critic = ckpt.setdefault("critic", "plain")
     if critic not in ("plain", "global"):
         raise CheckpointError(f"{path}: field 'critic' must be 'plain' or 'global', got {critic!r}")
-    for key in ("features", "hint", "oracle"):
+    for key in ("features", "hint"):
         if not isinstance(ckpt.setdefault(key, False), bool):
             raise CheckpointError(f"{path}: field {key!r} must be true or false, got {ckpt[key]!r}")
     try:
-        size_in = input_size(engine, ckpt["features"], ckpt["hint"], ckpt["oracle"])
+        size_in = input_size(engine, ckpt["features"], ckpt["hint"])
     except ValueError as e:  # features asked for a game that has none
         raise CheckpointError(f"{path}: field 'features': {e}") from None
-    expected_critic = critic_size(engine, critic, ckpt["features"], ckpt["hint"], ckpt["oracle"])
+    expected_critic = critic_size(engine, critic, ckpt["features"], ckpt["hint"])
     if _whole(ckpt, "critic_size", path, 1, 10**6) != expected_critic:
         raise CheckpointError(f"{path}: field 'critic_size' is {ckpt['critic_size']}, but a {critic} critic for {game} reads {expected_critic}")
     hidden = _whole(ckpt, "hidden", path, 1, MAX_HIDDEN)
@@ -346,14 +345,14 @@ def build_network(ckpt: dict) -> ActorCritic:
     from agents.network import ActorCritic, input_size
 
     engine = envs.info(ckpt["game"], ckpt["num_players"])
-    net = ActorCritic(input_size(engine, ckpt["features"], ckpt["hint"], ckpt["oracle"]), ckpt["num_actions"],
+    net = ActorCritic(input_size(engine, ckpt["features"], ckpt["hint"]), ckpt["num_actions"],
                       ckpt["critic_size"], ckpt["hidden"])
     net.load_state_dict(ckpt["model"])
     return net.eval()
 
 
 def make_checkpoint(net: ActorCritic, *, game: str, num_players: int, critic: str, features: bool, hint: bool,
-                    hidden: int, oracle: bool = False, args: dict, meta: dict, optimizer_state: dict | None = None,
+                    hidden: int, args: dict, meta: dict, optimizer_state: dict | None = None,
                     made_by: dict | None = None) -> dict:
     """What a checkpoint holds (see the module docstring)."""
     import envs
@@ -368,7 +367,6 @@ def make_checkpoint(net: ActorCritic, *, game: str, num_players: int, critic: st
         "critic": critic,
         "features": bool(features),
         "hint": bool(hint),
-        **({"oracle": True} if oracle else {}),
         "critic_size": int(net.critic_mean.numel()),
         "hidden": hidden,
         **({"made_by": made_by} if made_by is not None else {}),

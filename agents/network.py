@@ -107,24 +107,24 @@ def actor_arrays(net: ActorCritic) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------- inputs
-def input_size(facts, features: bool = False, hint: bool = False, oracle: bool = False) -> int:
+def input_size(facts, features: bool = False, hint: bool = False) -> int:
     """What the policy reads: the observation, plus the game's hand-made features with `features`,
-    plus a one-hot of the heuristic's move with `hint` (`facts`: the game's `envs.info(...)`), plus,
-    with `oracle` (training only, `train/ppo_oracle.py`), the full state and the seat."""
+    plus a one-hot of the heuristic's move with `hint` (`facts`: the game's `envs.info(...)`)."""
     from agents.features import feature_size
 
     extra = feature_size(facts.name, facts.num_players) if features else 0
-    return facts.obs_size + extra + (facts.num_actions if hint else 0) + (oracle_size(facts) if oracle else 0)
+    return facts.obs_size + extra + (facts.num_actions if hint else 0)
 
 
-def oracle_size(facts) -> int:
-    """The oracle block: env.state() (every hand) and a one-hot of the seat."""
+def state_size(facts) -> int:
+    """What the global critic reads besides the policy's input: env.state() (every hand) and a
+    one-hot of the seat."""
     return facts.state_size + facts.num_players
 
 
-def critic_size(facts, critic: str, features: bool = False, hint: bool = False, oracle: bool = False) -> int:
-    size = input_size(facts, features, hint, oracle)
-    return size if critic == "plain" else size + oracle_size(facts)
+def critic_size(facts, critic: str, features: bool = False, hint: bool = False) -> int:
+    size = input_size(facts, features, hint)
+    return size if critic == "plain" else size + state_size(facts)
 
 
 def policy_input(game: str, num_players: int, features: bool = False, hint: bool = False):

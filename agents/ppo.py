@@ -59,9 +59,6 @@ class PPOAgent(Agent):
             raise CheckpointError(f"{path}: trained for game {ckpt['game']!r}, not {game!r}")
         if num_players is not None and ckpt["num_players"] != num_players:
             raise CheckpointError(f"{path}: trained for {ckpt['num_players']} players, not {num_players}")
-        if ckpt["oracle"]:  # it reads every hand: only its trainer may load it (train.ppo_oracle strips it for play)
-            raise CheckpointError(f"{path}: the policy reads the oracle input (every hand), so it cannot play; play the "
-                                  "run's final.pt, which train.ppo_oracle writes without it")
         features, hint = ckpt["features"], ckpt["hint"]
         net = build_network(ckpt)
         agent = cls(ckpt["game"], ckpt["num_players"], seed, greedy=greedy)

@@ -82,7 +82,6 @@ E2E_FILES = {
     "test_play.py": "the terminal game, as a command",
     "test_ppo.py": "training runs",
     "test_ppo_kl_clone.py": "training runs",
-    "test_ppo_oracle.py": "training runs",
     "test_ppo_search.py": "training runs",
     "test_progress.py": "the commands' progress output",
     "test_quick_help.py": "every command's --help in a fresh interpreter",

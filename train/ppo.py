@@ -203,10 +203,6 @@ class Variant:
     hint: bool = False  # ... and a one-hot of the heuristic's move
     win_bonus: float = 0.0  # score units for first place, added to that seat's last reward
     teacher: str = ""  # the agent spec the warm start imitates ("": none), in every checkpoint's made_by
-    # global_step -> the share of the oracle input (every hand) the policy sees in the next rollout;
-    # None: no oracle input (`train/ppo_oracle.py`, which also gives `strip`: the network without it).
-    oracle: Callable | None = None
-    strip: Callable | None = None
     rules: dict = field(default_factory=dict)  # rule options of every env the run plays
     # (agent, optimizer, args, open_collector, say) -> env steps: runs before the first update of a
     # fresh run; open_collector(worker_class, vector_class) opens a collector of the run's kind with
@@ -221,7 +217,7 @@ class Variant:
 
     def reads(self) -> dict:
         """What the policy reads besides the observation (recorded in every checkpoint)."""
-        return {"features": self.features, "hint": self.hint, "oracle": self.oracle is not None}
+        return {"features": self.features, "hint": self.hint}
 
 
 # ---------------------------------------------------------------- advantages
@@ -480,8 +476,6 @@ def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
             lr = args.learning_rate * (1.0 - (update - 1.0) / plan.num_updates)  # annealed linearly to 0
             optimizer.param_groups[0]["lr"] = lr
             rollout_policy = copied(agent)
-            if variant.oracle is not None:
-                collector.oracle_keep = variant.oracle(global_step)
             batch = collector.collect(rollout_policy, pool, seed=(args.seed, update))
             global_step += batch["env_steps"]
             t_rollout = time.time() - t0
@@ -498,8 +492,7 @@ def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
                    "winrate_vs_heuristic": winrate(batch["episodes"].get("heuristic")), **stats,
                    "learning_rate": lr, "pool_size": len(pool) - 1, "transitions": len(batch["actions"]),
                    "steps_per_second": batch["env_steps"] / elapsed, "rollout_steps_per_second": batch["env_steps"] / t_rollout,
-                   "wall_seconds": wall_before + time.time() - t_start,
-                   **({"oracle_keep": batch["oracle_keep"]} if variant.oracle is not None else {})}
+                   "wall_seconds": wall_before + time.time() - t_start}
             log.write(row, batch["env_steps"], pool_size=len(pool) - 1)
             meta = {"update": update, "global_step": global_step, "rollout_steps_played": plan.played,
                     "wall_seconds": row["wall_seconds"], "pool": pool}
@@ -511,8 +504,6 @@ def train(args, run: RunFolder, variant: Variant) -> ActorCritic:
         collector.close()
         log.close()
     final = {"global_step": global_step, "wall_seconds": wall_before + time.time() - t_start}
-    if variant.strip is not None:  # what plays: the network without its oracle input (the run ends without it)
-        agent, variant = variant.strip(agent), dataclasses.replace(variant, oracle=None, strip=None)
     save_checkpoint(checkpoint_dict(agent, args, variant, final), run.final_path)
     print(f"{variant.module}: done, {global_step:,} env steps in {final['wall_seconds']:.0f} s; {run.path} holds {', '.join(log.written)}")
     if args.export:

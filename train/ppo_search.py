@@ -207,7 +207,7 @@ def distil(agent, optimizer, args: Args, open_collector, say=print, variant_of=N
     """The warm start: the teacher's decisions (played, or read from --teacher-data), the fit, and a
     checkpoint at update 0 (so --resume can start from the clone). Returns the env steps played.
     A variant built on this one gives its `variant_of(args)` (default: this module's `variant`) and
-    `fit` (default `ppo_warmstart.fit`; `train/ppo_oracle.py` fits the observation's columns only)."""
+    `fit` (default `ppo_warmstart.fit`)."""
     run_variant = (variant_of or variant)(args)
     t0 = time.time()
     path = ppo.run_folder(args)

@@ -53,24 +53,22 @@ class RolloutConfig:
     hint: bool = False  # ... and a one-hot of the heuristic's move
     win_bonus: float = 0.0  # score units for first place, before the reward scale
     rules: dict = field(default_factory=dict)  # rule options of every env played
-    oracle: bool = False  # the policy also reads the full state, a share oracle_keep of it (train/ppo_oracle.py)
 
     @classmethod
     def of(cls, args, variant, reward_scale: float) -> "RolloutConfig":
         """From a run's arguments and its variant (train.ppo.Variant: features, hint, win bonus, rules)."""
         return cls(args.game, args.players, args.critic, args.hidden, args.num_envs, args.workers, args.rollout_steps,
                    args.self_play, args.vs_heuristic, args.vs_random, reward_scale, variant.features, variant.hint,
-                   variant.win_bonus, dict(variant.rules), variant.oracle is not None)
+                   variant.win_bonus, dict(variant.rules))
 
 
 def measure_scales(game: str, num_players: int, critic: str, seed: int, games: int = 40, features: bool = False,
-                   hint: bool = False, rules: dict | None = None, oracle: bool = False) -> dict:
+                   hint: bool = False, rules: dict | None = None) -> dict:
     """Per-feature mean/std of observations (and critic inputs) and a reward scale, from random play.
 
     Observations are raw counts and totals (a running total up to 101, scores
     in the hundreds); the network divides by these fixed numbers. The reward
-    scale is 1 / std of a seat's return in a random game. With `oracle`, the input's oracle block
-    (`agents.network.oracle_size`) is scaled but not centred, so that a hidden entry, 0, adds nothing.
+    scale is 1 / std of a seat's return in a random game.
     """
     from agents.network import critic_input, policy_input
 
@@ -88,8 +86,6 @@ def measure_scales(game: str, num_players: int, critic: str, seed: int, games: i
                 continue
             o = env.observe(agent)
             x = to_input(o["observation"], o["action_mask"])
-            if oracle:
-                x = critic_input(env, agent, x, "global")
             obs_rows.append(x)
             critic_rows.append(critic_input(env, agent, x, critic))
             legal = np.flatnonzero(o["action_mask"])
@@ -105,9 +101,6 @@ def measure_scales(game: str, num_players: int, critic: str, seed: int, games: i
 
     obs_mean, obs_std = mean_std(obs_rows)
     critic_mean, critic_std = mean_std(critic_rows)
-    if oracle:
-        block = slice(obs_mean.size - env.state().size - num_players, obs_mean.size)
-        obs_mean[block] = critic_mean[block] = 0.0
     ret_std = float(np.std(returns))
     return {
         "obs_mean": obs_mean,

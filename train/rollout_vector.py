@@ -50,14 +50,11 @@ SCRIPTED = {"heuristic": HEURISTIC, "random": RANDOM}
 def uses_vector_env(config: RolloutConfig) -> bool:
     """Whether `train.ppo` can collect on the batched engine: the policy reads the plain observation
     (the hint is computed one view at a time) and the game has a batched engine. Hand-made features
-    are computed for a whole batch only for the games of `agents.features.BATCH_FEATURES`; only
-    `train.ppo_oracle` (which plays nowhere else) reads them here, so that every other run that reads
-    features keeps its AEC tables and its games."""
-    from agents.features import has_batch_features
+    are computed one view at a time too, so a run that reads them keeps its AEC tables and its
+    games."""
     from envs.vector import KERNELS  # numba loads here, only when asked
 
-    features_here = not config.features or (config.oracle and has_batch_features(config.game))
-    return config.game in KERNELS and features_here and not config.hint
+    return config.game in KERNELS and not config.features and not config.hint
 
 
 def another_game(steps_played, lengths_sum: int, lengths_count: int, share: float):
@@ -114,13 +111,12 @@ class VectorRollout:
         self.rollout_steps = config.rollout_steps
         self.rules = config.rules
         facts = envs.info(self.game, self.n, **self.rules)
-        self.obs_size, self.num_actions = input_size(facts, config.features, oracle=config.oracle), facts.num_actions
-        self.critic_size = critic_size(facts, self.critic, config.features, oracle=config.oracle)
+        self.obs_size, self.num_actions = input_size(facts, config.features), facts.num_actions
+        self.critic_size = critic_size(facts, self.critic, config.features)
         if config.features:  # the game's features of a whole batch in one compiled call (agents/features_batch.py)
             from agents.features import batch_features_module
 
             self.features = batch_features_module(self.game)
-        self.oracle_keep = 1.0  # with config.oracle: the share of the oracle input each decision sees (the trainer sets it)
         self.make_net = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, config.hidden)
         self.net = self.make_net()
         self.snapshots: list[ActorCritic] = []
@@ -155,7 +151,6 @@ class VectorRollout:
         import torch
 
         rng = np.random.default_rng([*seed, 0])
-        hide = np.random.default_rng([*seed, 1])  # which oracle entries each decision does not see
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
         load_policies(self, policy, pool)
         N, n = self.num_tables, self.n
@@ -201,10 +196,7 @@ class VectorRollout:
         episodes: dict[str, list] = {}
         obs, mask, seat = venv.reset()
         while live.any():
-            # The networks' input: with the oracle, the learner and the snapshots read its block too,
-            # a share oracle_keep of it; the scripted seats read the observation.
-            x = self.features.with_features(obs, n) if self.config.features else obs
-            x = self.with_oracle(x, venv, seat, hide) if self.config.oracle else x
+            x = self.features.with_features(obs, n) if self.config.features else obs  # the networks' input
             mask_b = mask.view(bool) if mask.dtype == np.int8 else mask.astype(bool)
             actions = mask_b.argmax(1)  # tables past their share: first legal move, unrecorded
             live_rows = np.flatnonzero(live)
@@ -270,7 +262,6 @@ class VectorRollout:
                 for t in ended[live[ended]].tolist():
                     seat_players(t)
         out = buf.arrays()
-        out["oracle_keep"] = self.oracle_keep if self.config.oracle else 0.0
         if not glob:  # as train/rollout.py: the plain critic reads the observation, nothing is stored
             out["critic_in"] = np.zeros((0, 0), np.float32)
         out["episodes"] = episodes
@@ -278,18 +269,6 @@ class VectorRollout:
         against = [e["return"] for label, eps in episodes.items() if label != "self" for e in eps]
         out["mean_return"] = float(np.mean(against)) if against else float("nan")  # self-play returns sum to zero
         return out
-
-    def with_oracle(self, obs: np.ndarray, venv, seat: np.ndarray, hide: np.random.Generator) -> np.ndarray:
-        """The observations (and their features) with the oracle block after them (the full state and the seat, one-hot),
-        each entry kept with probability oracle_keep (Suphx's oracle dropout) and 0 otherwise."""
-        block = np.zeros((len(obs), self.obs_size - obs.shape[1]), np.float32)
-        if self.oracle_keep > 0.0:
-            state = venv.state()
-            block[:, : state.shape[1]] = state
-            block[np.arange(len(obs)), state.shape[1] + seat] = 1.0
-            if self.oracle_keep < 1.0:
-                block *= hide.random(block.shape, np.float32) < self.oracle_keep
-        return np.concatenate([obs, block], axis=1)
 
     def close(self) -> None:
         pass
