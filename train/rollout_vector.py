@@ -111,12 +111,8 @@ class VectorRollout:
         self.rollout_steps = config.rollout_steps
         self.rules = config.rules
         facts = envs.info(self.game, self.n, **self.rules)
-        self.obs_size, self.num_actions = input_size(facts, config.features), facts.num_actions
-        self.critic_size = critic_size(facts, self.critic, config.features)
-        if config.features:  # the game's features of a whole batch in one compiled call (agents/features_batch.py)
-            from agents.features import batch_features_module
-
-            self.features = batch_features_module(self.game)
+        self.obs_size, self.num_actions = input_size(facts), facts.num_actions
+        self.critic_size = critic_size(facts, self.critic)
         self.make_net = lambda: ActorCritic(self.obs_size, self.num_actions, self.critic_size, config.hidden)
         self.net = self.make_net()
         self.snapshots: list[ActorCritic] = []
@@ -196,7 +192,6 @@ class VectorRollout:
         episodes: dict[str, list] = {}
         obs, mask, seat = venv.reset()
         while live.any():
-            x = self.features.with_features(obs, n) if self.config.features else obs  # the networks' input
             mask_b = mask.view(bool) if mask.dtype == np.int8 else mask.astype(bool)
             actions = mask_b.argmax(1)  # tables past their share: first legal move, unrecorded
             live_rows = np.flatnonzero(live)
@@ -207,11 +202,11 @@ class VectorRollout:
                 for k in np.unique(opponent[theirs]).tolist():
                     rows = theirs[opponent[theirs] == k]
                     if k >= 0:
-                        actions[rows] = snapshot_moves(self.snapshots[k], x[rows], mask_b[rows], gen).numpy()
+                        actions[rows] = snapshot_moves(self.snapshots[k], obs[rows], mask_b[rows], gen).numpy()
                     else:
                         actions[rows] = scripted[k].act_batch(obs[rows], mask[rows], seat[rows])
             rows = live_rows[mine]  # the learner's decisions: transitions
-            o, m, s = x[rows], mask_b[rows], seat[rows]
+            o, m, s = obs[rows], mask_b[rows], seat[rows]
             if glob:
                 onehot = np.zeros((rows.size, n), np.float32)
                 onehot[np.arange(rows.size), s] = 1.0
