@@ -67,7 +67,8 @@ MAX_WEIGHT = 1e4  # every weight and bias (trained ones: below 1)
 CODE_OPCODES = {"GLOBAL", "STACK_GLOBAL", "REDUCE", "BUILD", "INST", "OBJ", "NEWOBJ", "NEWOBJ_EX"}
 
 
-KEYS = frozenset(HEADER) | {"format", "critic", "features", "hint", "made_by", "args", "meta", "optimizer"}  # a checkpoint's top level
+# "oracle": written (as false) by earlier trainers, which also had an input of every hand; read, never written.
+KEYS = frozenset(HEADER) | {"format", "critic", "features", "hint", "oracle", "made_by", "args", "meta", "optimizer"}  # a checkpoint's top level
 MAX_COMMAND = 8000  # characters of made_by's command and teacher (a long command line: under 1,000)
 MAX_PICKLE = 4 << 20  # bytes of a checkpoint's pickle (the shipped ones: under 10 kB)
 _ITEMSIZE = {"Double": 8, "Float": 4, "Half": 2, "BFloat16": 2, "Long": 8, "Int": 4, "Short": 2, "Char": 1, "Byte": 1, "Bool": 1}
@@ -243,9 +244,12 @@ def _header(ckpt: Any, path: Path) -> tuple:
     critic = ckpt.setdefault("critic", "plain")
     if critic not in ("plain", "global"):
         raise CheckpointError(f"{path}: field 'critic' must be 'plain' or 'global', got {critic!r}")
-    for key in ("features", "hint"):
+    for key in ("features", "hint", "oracle"):
         if not isinstance(ckpt.setdefault(key, False), bool):
             raise CheckpointError(f"{path}: field {key!r} must be true or false, got {ckpt[key]!r}")
+    if ckpt["oracle"]:
+        raise CheckpointError(f"{path}: field 'oracle': the policy reads every hand (oracle guiding's training "
+                              "input), which no player may; cardzoo no longer reads such checkpoints")
     try:
         size_in = input_size(engine, ckpt["features"], ckpt["hint"])
     except ValueError as e:  # features asked for a game that has none
