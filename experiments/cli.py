@@ -164,7 +164,9 @@ def run_metadata(command: str, seed: int, **extra) -> dict:
 def command_line(prog: str, argv) -> str:
     import shlex
 
-    return " ".join([prog] + [shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv)])
+    from train.cli import shown
+
+    return " ".join([prog] + [shlex.quote(shown(a)) for a in (sys.argv[1:] if argv is None else argv)])
 
 
 # -- report folders ---------------------------------------------------------------

@@ -45,6 +45,24 @@ def check_workers(workers: int, flag: str = "--workers") -> None:
                          "local worker processes (a Ray cluster takes more with --backend ray)")
 
 
+def shown(word: str) -> str:
+    """A command's word as records keep it: an absolute path inside the current folder made
+    relative to it (``--out=/…/runs/a`` too), so that no record names the machine it ran on."""
+    head, eq, tail = word.partition("=") if word.startswith("--") else ("", "", word)
+    path = tail if eq or not head else word
+    if not os.path.isabs(path):
+        return word
+    here = os.getcwd()
+    try:
+        inside = os.path.commonpath([here, os.path.abspath(path)]) == here
+    except ValueError:  # another drive
+        inside = False
+    if not inside:
+        return word
+    rel = os.path.relpath(path, here)
+    return f"{head}={rel}" if eq else rel
+
+
 def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
@@ -57,7 +75,7 @@ def command_line(args, module: str, resume: bool = False) -> str:
         value = getattr(args, f.name)
         if f.name in ("resume", "overwrite") or (value == f.default and f.name not in ("game", "players")):
             continue
-        words += [flag(f.name)] if value is True else [flag(f.name), str(value)]
+        words += [flag(f.name)] if value is True else [flag(f.name), shown(str(value))]
     return " ".join(words + (["--resume"] if resume else []))
 
 

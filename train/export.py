@@ -28,7 +28,9 @@ from agents.checkpoint import save_checkpoint
 
 def from_nothing(argv: list[str]) -> list[str]:
     """A command's words without ``--resume``: the command that makes the run from nothing."""
-    return [a for a in argv if not (len(a) > 4 and "--resume".startswith(a))]  # argparse takes --resu too
+    from train.cli import shown
+
+    return [shown(a) for a in argv if not (len(a) > 4 and "--resume".startswith(a))]  # argparse takes --resu too
 
 
 def export(checkpoint: dict, args, final: dict, csv_path: str, module: str = "train.ppo", command: str | None = None) -> list[str]:
