@@ -1,4 +1,5 @@
-"""Baseline agents: random, heuristic (one per game) and PPO.
+"""Who plays: one Agent interface and one spec grammar for random, the heuristics (one per game),
+PPO, search (pimc, ismcts) and solved presets (cfr).
 
     from agents import make_agent
     bot = make_agent("heuristic", game="neu", num_players=4, seed=0)

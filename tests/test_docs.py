@@ -351,3 +351,43 @@ def test_the_site_builds_strictly(tmp_path):
     for number, game in enumerate(("not_for_me", "deadfall", "neu", "not_your_mas_jong"), 1):
         page = (site / "api" / f"{game}.html").read_text(encoding="utf-8")
         assert re.search(rf'<a href="\.\./RULES\.html#{number}-[^"]*">docs/RULES\.md §{number}</a>', page), game
+
+
+# --- Maps that stay true ----------------------------------------------------------------------
+GAMES = ("not_for_me", "deadfall", "neu", "not_your_mas_jong")
+
+
+def _layout_lines() -> dict[str, str]:
+    """docs/index.md's layout block: each folder's text (its line and the lines under it)."""
+    text = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    block = text.split("## Layout", 1)[1].split("```", 2)[1]
+    out, folder = {}, None
+    for line in block.splitlines():
+        head = line.split()[0] if line and not line[0].isspace() else None
+        if head:
+            folder = head.rstrip("/")
+            out[folder] = line[len(head):]
+        elif folder:
+            out[folder] += " " + line
+    return out
+
+
+def test_the_layout_names_every_module_of_the_product():
+    lines = _layout_lines()
+    missing = []
+    for path in sorted(p for floor in ("envs", "agents", "train", "experiments") for p in (ROOT / floor).rglob("*.py")):
+        folder, name = path.parent.relative_to(ROOT).as_posix(), path.stem
+        if name == "__init__" or "__pycache__" in path.parts:
+            continue
+        words = set(re.findall(r"[\w<>]+", lines.get(folder, "")))
+        generic = name.replace(next((g for g in GAMES if name.startswith(g)), "\0"), "<game>")
+        if name not in words and generic not in words:
+            missing.append(f"{folder}/{name}.py")
+    assert not missing, "docs/index.md's layout does not name: " + ", ".join(missing)
+
+
+def test_the_training_page_has_a_row_for_every_train_module():
+    text = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    table = text.split("| file | what it holds |", 1)[1].split("\n\n", 1)[0]
+    missing = [p.name for p in sorted((ROOT / "train").glob("*.py")) if p.name != "__init__.py" and f"train/{p.name}" not in table]
+    assert not missing, "docs/training.md's module table lacks: " + ", ".join(missing)

@@ -1,4 +1,5 @@
-"""Training: PPO (`train.ppo`), its warm-start variant, rollouts and export.
+"""Training: PPO (`train.ppo`) and its variants (warm start, distillation, expert iteration, best
+responses), rollouts, export, and exact solving of the small presets (`train.cfr`).
 
 torch's OpenMP threads (libgomp, on Linux) spin for a while before they sleep
 when they wait for the next operation. When other processes hold the cores, a
