@@ -30,3 +30,12 @@ def test_recorded_words_inside_the_folder_are_relative(word, want, tmp_path, mon
     assert shown(str(tmp_path / word)) == want if "=" not in word and not word.startswith("--") else True
     assert shown(f"--out={tmp_path / 'runs' / 'a'}") == "--out=runs/a"
     assert shown("/elsewhere/x.pt") == "/elsewhere/x.pt"  # outside the folder: as given
+
+
+def test_docs_data_holds_small_text_records_only():
+    """Run records in docs/data/ are small text files (CSV, JSON, Markdown, commands); checkpoints,
+    arrays and figures stay out (their commands make them again)."""
+    files = [p for p in (ROOT / "docs" / "data").rglob("*") if p.is_file()]
+    binary = [str(p.relative_to(ROOT)) for p in files if p.suffix not in (".csv", ".json", ".md", ".txt", ".sh")]
+    assert not binary, binary
+    assert sum(p.stat().st_size for p in files) <= 2 * 2**20
