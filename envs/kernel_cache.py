@@ -126,6 +126,7 @@ def _summary(path: Path) -> tuple[str, dict, dict]:
 
 
 def _uses(nodes: list, mod: str, imports: dict, defs: dict) -> tuple[tuple[str, str | None], ...]:
+    """The (module, name) pairs the definitions `nodes` of module `mod` refer to."""
     out = []
     for n in (n for node in nodes for n in ast.walk(node)):
         if isinstance(n, ast.Attribute):

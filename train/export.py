@@ -24,12 +24,11 @@ import numpy as np
 import torch
 
 from agents.checkpoint import save_checkpoint
+from train.cli import shown
 
 
 def from_nothing(argv: list[str]) -> list[str]:
     """A command's words without ``--resume``: the command that makes the run from nothing."""
-    from train.cli import shown
-
     return [shown(a) for a in argv if not (len(a) > 4 and "--resume".startswith(a))]  # argparse takes --resu too
 
 

@@ -62,9 +62,10 @@ class KernelHeuristic(Agent):
                       for name in [*vars(d), "legal_actions"] if not name.startswith("__") and name not in kept)
         own = {name for name in ("act_batch", "play_kernel") if owner(name) is not KernelHeuristic}
         cls._compiled = not changed and not own
-        for name in {"act_batch", "play_kernel"} - own:  # what it inherits would run the kernel
-            if changed or (own and name == "play_kernel"):
-                setattr(cls, name, None)
+        # What it inherits would run the kernel: none of it for a changed strategy, and no
+        # compiled play-out beside an act_batch of its own.
+        for name in ({"act_batch", "play_kernel"} if changed else {"play_kernel"} if own else set()) - own:
+            setattr(cls, name, None)
 
     def act_batch(self, obs: Any, mask: Any, seat: Any) -> np.ndarray:
         obs, mask, seat = batch_arrays(obs, mask, seat, *_sizes(self.game, self.num_players))
